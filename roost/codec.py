@@ -1,0 +1,56 @@
+"""JSON on the wire and on disk, behind one seam so the codec can be swapped.
+
+ujson by default escapes '/' and non-ASCII; we turn both off so its bytes match the
+standard library's (and roost_agent.py's) output.
+"""
+
+import re
+
+import ujson
+
+# ujson.loads accepts NaN, Infinity and overflowing exponents (1e999 -> inf); strict JSON
+# has none of them. A cheap scan decides whether the slower walk is needed at all.
+_SUSPECT = re.compile(r"NaN|Infinity|[0-9][eE]")
+
+
+def encode(value):
+    """One value as UTF-8 JSON bytes (no trailing newline)."""
+    return ujson.dumps(value, ensure_ascii=False, escape_forward_slashes=False,
+                       allow_nan=False, reject_bytes=True).encode("utf-8")
+
+
+def encode_pretty(value):
+    return ujson.dumps(value, ensure_ascii=False, escape_forward_slashes=False,
+                       allow_nan=False, indent=2, reject_bytes=True)
+
+
+def decode(data):
+    """Bytes or str to a value; ValueError for anything that is not strict JSON."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        # Invalid UTF-8 must be refused, not replaced: decode strictly first.
+        data = bytes(data).decode("utf-8")
+    value = ujson.loads(data)
+    suspect = _SUSPECT.search(data) is not None
+    if suspect or data.count("[") + data.count("{") > MAX_DEPTH:
+        _check(value, suspect)
+    return value
+
+
+# No message of the protocol nests deeper than a handful of levels; anything deeper is
+# refused before code that recurses (repr, logging) can meet it.
+MAX_DEPTH = 64
+
+
+def _check(value, finite_too):
+    # Iterative: ujson allows nesting 1024 deep, more than Python's recursion wants.
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, float):
+            if finite_too and (item != item or item in (float("inf"), float("-inf"))):
+                raise ValueError("NaN and Infinity are not JSON")
+        elif isinstance(item, (dict, list)):
+            if depth > MAX_DEPTH:
+                raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)

@@ -1,0 +1,25 @@
+"""The one error type, carrying a code of the spec ("Error codes")."""
+
+# Codes an agent may see (the spec's list), then the ones for the daemon's other clients.
+AGENT_CODES = ("bad_request", "unauthorized", "not_found", "full", "busy", "unsupported")
+OTHER_CODES = ("locked", "limit", "rate_limited", "too_long", "conflict", "blocked", "policy", "internal")
+
+
+class RoostError(Exception):
+    """A refusal with a stable code; the server answers it as {ok: false, error, code}."""
+
+    def __init__(self, code, text):
+        super().__init__(text)
+        self.code = code
+        self.text = text
+
+    def __repr__(self):
+        return f"RoostError({self.code!r}, {self.text!r})"
+
+
+def bad_request(text):
+    return RoostError("bad_request", text)
+
+
+def not_found(text):
+    return RoostError("not_found", text)
