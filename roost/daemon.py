@@ -1,0 +1,243 @@
+"""The daemon: one per home. Checks the home, takes the lock, binds the socket, serves.
+
+Start-up order matters: patch gevent first (nothing else imported it yet), umask 077
+before anything is created, the home checked before it is trusted, the lock taken before
+the socket is touched (so of two daemons started at once exactly one serves), a stale
+socket removed only when nothing answers on it.
+"""
+
+import fcntl
+import logging
+import os
+import resource
+import signal
+import socket
+import stat
+import sys
+import time
+
+from . import paths
+
+log = logging.getLogger(__name__)
+
+
+class HomeRefused(Exception):
+    """The home or socket cannot be used safely; the text says why, for a person."""
+
+
+def check_home(home):
+    """Create the home 0700, or refuse one that is not safely ours."""
+    try:
+        info = os.lstat(home)
+    except FileNotFoundError:
+        os.makedirs(home, mode=0o700)
+        info = os.lstat(home)
+    if stat.S_ISLNK(info.st_mode):
+        raise HomeRefused(f"{home} is a symlink; roost's home must be a real directory")
+    if not stat.S_ISDIR(info.st_mode):
+        raise HomeRefused(f"{home} is not a directory")
+    if info.st_uid != os.getuid():
+        raise HomeRefused(f"{home} belongs to uid {info.st_uid}, not to you (uid {os.getuid()})")
+    if info.st_mode & 0o002:
+        raise HomeRefused(f"{home} is world-writable; roost will not keep its state there")
+    if stat.S_IMODE(info.st_mode) != 0o700:
+        os.chmod(home, 0o700)
+
+
+def take_lock(home):
+    """The daemon's lock (flock): held for its whole life. None if another holds it."""
+    fd = os.open(os.path.join(home, "daemon.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd
+
+
+def _answers(path):
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1)
+    try:
+        probe.connect(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
+
+
+def bind_socket(path):
+    directory = os.path.dirname(path)
+    if not os.path.isdir(directory):
+        os.makedirs(directory, mode=0o700)
+    if os.path.lexists(path):
+        if _answers(path):
+            raise HomeRefused(f"another daemon answers on {path}")
+        os.unlink(path)   # stale: nothing answers on it
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    os.chmod(path, 0o600)
+    listener.listen(4096)
+    return listener
+
+
+def _raise_fd_limit():
+    # 1024 connections plus every job's pty need more than the usual soft limit of 1024.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 16384 if hard == resource.RLIM_INFINITY else min(hard, 16384)
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+
+
+class Daemon:
+    """What every op reaches through `call.daemon`: the home and the domain objects."""
+
+    def __init__(self, home, socket_path, user_umask):
+        self.home = home
+        self.socket_path = socket_path
+        self.user_umask = user_umask
+        self.started_at = int(time.time() * 1000)
+        self.pty_error = None
+        self.server = None
+        self.stopped = None          # gevent Event, set once stop() finished
+        self._stopping = False
+        self._config = None
+        self._config_stamp = None
+        self.stop_hooks = []         # fn(keep_workers), run before the socket goes away
+
+    def config(self):
+        """roost.json as a dict, re-read when the file changes."""
+        from . import config
+
+        path = paths.config_file({**os.environ, "ROOST_HOME": self.home})
+        self._config, self._config_stamp = config.load(path, self._config, self._config_stamp)
+        return self._config
+
+    def stop(self, keep_workers=False):
+        if self._stopping:
+            return
+        self._stopping = True
+        log.info("stopping (keepWorkers=%s)", keep_workers)
+        # The socket goes first, so no new client reaches a daemon on its way out.
+        try:
+            os.unlink(self.socket_path)
+        except FileNotFoundError:
+            pass
+        self.server.stop_accepting()
+        for hook in list(self.stop_hooks):
+            try:
+                hook(keep_workers)
+            except Exception:
+                log.exception("a stop hook failed")
+        self.server.drain(5)
+        self.stopped.set()
+
+
+def _stdio_to_files(home):
+    """A detached daemon's stdio: never a terminal or a pipe that may close under it."""
+    null = os.open(os.devnull, os.O_RDWR)
+    errors = os.open(os.path.join(home, "daemon.stderr"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.dup2(errors, 2)
+    os.close(null)
+    os.close(errors)
+
+
+def serve(foreground=False, detached=False):
+    from . import patching
+
+    patching.patch()
+    import gevent
+    import gevent.event
+
+    from . import logs, ops, store
+    from .server import Server
+
+    user_umask = os.umask(0o077)
+    home = paths.home()
+    sock_path = paths.default_socket(home)
+    try:
+        check_home(home)
+        lock = take_lock(home)
+        if lock is None:
+            raise HomeRefused(f"a roost daemon already serves {home}")
+        logs.setup(home, foreground)
+        listener = bind_socket(sock_path)
+        if detached:
+            _stdio_to_files(home)
+    except HomeRefused as refusal:
+        sys.stderr.write(f"roost daemon: {refusal}\n")
+        return 1
+    except OSError as error:
+        sys.stderr.write(f"roost daemon: cannot start: {error}\n")
+        return 1
+    _raise_fd_limit()
+    store.use_threadpool()
+    if sock_path != os.path.join(home, "roost.sock"):
+        # The home is too deep for a unix socket: say where the socket went.
+        store.write_bytes(os.path.join(home, "socket.path"), sock_path.encode() + b"\n")
+    daemon = Daemon(home, sock_path, user_umask)
+    daemon.stopped = gevent.event.Event()
+    ops.load(_op_modules())
+    daemon.server = Server(daemon, listener)
+    for hook in _start_hooks():
+        hook(daemon)
+    daemon.server.start()
+    gevent.signal_handler(signal.SIGTERM, gevent.spawn, daemon.stop, False)
+    gevent.signal_handler(signal.SIGINT, gevent.spawn, daemon.stop, False)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    log.info("roost daemon %d serving %s", os.getpid(), sock_path)
+    daemon.stopped.wait()
+    log.info("roost daemon %d stopped", os.getpid())
+    os.close(lock)
+    return 0
+
+
+def _op_modules():
+    """Op modules beyond the core, present as the domain grows."""
+    import importlib.util
+
+    found = []
+    for name in ("jobs", "terminal", "agents", "replies"):
+        if importlib.util.find_spec(f"roost.ops.{name}") is not None:
+            found.append(name)
+    return found
+
+
+def _start_hooks():
+    hooks = []
+    try:
+        from .jobs import daemon_started
+    except ImportError:
+        return hooks
+    hooks.append(daemon_started)
+    return hooks
+
+
+def start_detached(env=None, timeout=10.0):
+    """Start `roost daemon --foreground` as a fresh detached process (no double fork:
+    the frozen binary must not fork itself) and wait until it answers."""
+    import subprocess
+
+    from .userenv import detached_environ, roost_command
+
+    environ = detached_environ(env)
+    with open(os.devnull, "rb") as null_in, open(os.devnull, "wb") as null_out:
+        process = subprocess.Popen(roost_command() + ["daemon", "--foreground", "--detached"],
+                                   stdin=null_in, stdout=null_out, stderr=subprocess.PIPE,
+                                   start_new_session=True, env=environ, close_fds=True)
+    return process
+
+
+def main(argv):
+    """`roost daemon [--foreground]` (argv after the subcommand)."""
+    if "--foreground" in argv:
+        detached = "--detached" in argv   # how start_detached() runs it
+        return serve(foreground=not detached, detached=detached)
+    from .client import ensure_daemon
+
+    return ensure_daemon(announce=True)

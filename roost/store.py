@@ -1,0 +1,158 @@
+"""The one module that writes roost's state files.
+
+Every write is atomic and durable before the caller goes on: a unique temp file in the
+same directory, write, fsync, os.replace, fsync of the directory (dulwich's GitFile
+pattern). Every file carries a "version"; callers read-modify-write the dict they
+loaded, so fields this version does not know survive. A damaged file is set aside as
+`<name>.corrupt-<time>`, logged and remembered (status lists it), never silently
+replaced by an empty state.
+
+Under gevent the blocking part (write + fsync) runs in the hub's threadpool, so one
+slow disk does not stall every connection. Outside gevent (the keeper, the CLI) it runs
+inline. The daemon turns the threadpool on with `use_threadpool()`.
+"""
+
+import errno
+import logging
+import os
+import shutil
+import threading
+import time
+
+from . import codec
+
+log = logging.getLogger(__name__)
+
+_run_blocking = None          # set by use_threadpool(); None: call inline
+_corrupt_lock = threading.Lock()
+corrupt_files = []            # paths set aside in this process's life (for status)
+
+
+def use_threadpool():
+    """Route fsync-heavy work through gevent's threadpool (daemon only)."""
+    global _run_blocking
+    import gevent
+
+    pool = gevent.get_hub().threadpool
+
+    def run(fn, *args):
+        return pool.apply(fn, args)
+
+    _run_blocking = run
+
+
+def _blocking(fn, *args):
+    if _run_blocking is None:
+        return fn(*args)
+    return _run_blocking(fn, *args)
+
+
+def _fsync_dir(directory):
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_atomic(path, data, mode):
+    directory = os.path.dirname(path) or "."
+    # O_EXCL on a name unique to this process and thread: two writers never share a temp.
+    temp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{threading.get_ident()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        _unlink_quietly(temp)
+        raise
+    os.close(fd)
+    try:
+        os.replace(temp, path)
+    except BaseException:
+        _unlink_quietly(temp)
+        raise
+    _fsync_dir(directory)
+
+
+def _unlink_quietly(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def write_bytes(path, data, mode=0o600):
+    """Replace `path` with `data`, durably. Returns once it is on disk."""
+    _blocking(_write_atomic, path, bytes(data), mode)
+
+
+def write_json(path, value, mode=0o600):
+    """Replace `path` with `value` as JSON, durably. `value` should carry "version"."""
+    data = codec.encode_pretty(value).encode("utf-8") + b"\n"
+    _blocking(_write_atomic, path, data, mode)
+
+
+def read_json(path, default=None):
+    """The JSON value in `path`; `default` when there is none.
+
+    A file that is not a JSON object is damaged: it is renamed aside and `default`
+    returned, and the damage is logged and listed in `corrupt_files`."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        return default
+    try:
+        value = codec.decode(data)
+        if not isinstance(value, dict):
+            raise ValueError("not a JSON object")
+        return value
+    except ValueError as error:
+        set_aside(path, str(error))
+        return default
+
+
+def set_aside(path, why):
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    target = f"{path}.corrupt-{stamp}"
+    suffix = 1
+    while os.path.exists(target):
+        suffix += 1
+        target = f"{path}.corrupt-{stamp}-{suffix}"
+    try:
+        os.replace(path, target)
+    except OSError as error:
+        log.error("damaged state file %s (%s) could not be set aside: %s", path, why, error)
+        target = path
+    else:
+        log.error("damaged state file %s (%s) set aside as %s", path, why, target)
+    with _corrupt_lock:
+        corrupt_files.append(target)
+    return target
+
+
+def make_private_dir(path):
+    """mkdir -p with 0700 for what is created (the umask does the rest in the daemon)."""
+    os.makedirs(path, mode=0o700, exist_ok=True)
+
+
+def remove_tree(path):
+    """Remove a directory roost made (a job's), durably gone from its parent."""
+    def remove():
+        try:
+            shutil.rmtree(path)
+        except FileNotFoundError:
+            return
+        parent = os.path.dirname(path)
+        try:
+            _fsync_dir(parent)
+        except OSError as error:
+            if error.errno != errno.ENOENT:
+                raise
+
+    _blocking(remove)
