@@ -1,5 +1,5 @@
-"""Run the daemon. Detached by default (it answers before this command returns);
---foreground keeps it in this terminal with its log on stderr.
+"""Run the daemon. Detached by default (it answers before this command returns); the
+option --foreground keeps it in this terminal with its log on stderr.
 
 Usage:
   roost daemon [--foreground]
