@@ -1,0 +1,205 @@
+"""A job's terminal: output throughput through one pty and how long the daemon's loop
+pauses while one job floods.
+
+- throughput: `cat` of a file on a pty, through Terminal's pump into the job's log (and
+  the screen, which skips ahead), against `cat` of the same bytes to a file;
+- loop pauses: a 1 ms gevent timer ticks while one job prints as fast as it can; the
+  longest gap between ticks is how long one job held the loop; then the same with 20
+  jobs flooding at once (how long a request on another connection could wait).
+
+    .venv/bin/python bench/terminal.py      # prints the figures
+"""
+
+import json
+import os
+import pty
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+import gevent  # noqa: E402
+
+from roost.terminal import Terminal  # noqa: E402
+
+SIZE = 48 * 1024 * 1024
+
+
+def _make_source(directory):
+    """Text a program would print: numbered lines with a little colour now and then."""
+    path = os.path.join(directory, "source.txt")
+    line = b"compiling module %08d: ok \x1b[32mpassed\x1b[0m " + b"." * 60 + b"\n"
+    with open(path, "wb") as handle:
+        written = 0
+        block = b"".join(line % i for i in range(1000))
+        while written < SIZE:
+            handle.write(block)
+            written += len(block)
+    return path, written
+
+
+def _spawn(argv):
+    master, slave = pty.openpty()
+    process = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave,
+                               start_new_session=True, close_fds=True)
+    os.close(slave)
+    return process, master
+
+
+def cat_to_file(source, directory):
+    target = os.path.join(directory, "copy.txt")
+    started = time.perf_counter()
+    with open(target, "wb") as out:
+        subprocess.run(["cat", source], stdout=out, check=True)
+    return time.perf_counter() - started
+
+
+def cat_through_raw_pty(source):
+    """The floor a pty allows: the same `cat` read by a bare blocking loop, nothing kept."""
+    process, master = _spawn(["cat", source])
+    started = time.perf_counter()
+    while True:
+        try:
+            if not os.read(master, 65536):
+                break
+        except OSError:
+            break
+    elapsed = time.perf_counter() - started
+    process.wait()
+    os.close(master)
+    return elapsed
+
+
+def cat_through_terminal(source, directory, ticks=None):
+    job_dir = tempfile.mkdtemp(dir=directory)
+    process, master = _spawn(["cat", source])
+    terminal = Terminal("bench", master, job_dir, term={"settleMs": 200},
+                        log_limit=8 * 1024 * 1024)
+    started = time.perf_counter()
+    terminal.start()
+    terminal.eof.wait()
+    elapsed = time.perf_counter() - started
+    process.wait()
+    terminal.close()
+    logged = sum(os.path.getsize(os.path.join(job_dir, name)) for name in os.listdir(job_dir))
+    return elapsed, logged, terminal.text(last=1)
+
+
+def loop_pauses(source, directory):
+    """The longest gap between ticks of a 1 ms timer while one job floods."""
+    gaps = []
+    last = [time.perf_counter()]
+
+    def tick():
+        now = time.perf_counter()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    timer = gevent.get_hub().loop.timer(0.001, 0.001)
+    timer.start(tick)
+    try:
+        elapsed, logged, _ = cat_through_terminal(source, directory)
+    finally:
+        timer.stop()
+        timer.close()
+    gaps.sort()
+    return {"max_gap_ms": gaps[-1] * 1000, "p99_gap_ms": gaps[int(len(gaps) * 0.99)] * 1000,
+            "ticks": len(gaps), "flood_seconds": elapsed}
+
+
+def loop_pauses_many(source, directory, jobs=20, size=5 * 1024 * 1024):
+    """The same timer while `jobs` jobs flood at once (each `size` bytes): how long a
+    request on another connection could wait for the loop."""
+    part = os.path.join(directory, "part.txt")
+    with open(source, "rb") as handle, open(part, "wb") as out:
+        out.write(handle.read(size))
+    gaps = []
+    last = [time.perf_counter()]
+
+    def tick():
+        now = time.perf_counter()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    # Spawned first (forking blocks the loop, which is not what is measured here): each
+    # fills its pty and waits for the reading to begin.
+    spawned = [_spawn(["cat", part]) for _ in range(jobs)]
+    timer = gevent.get_hub().loop.timer(0.001, 0.001)
+    timer.start(tick)
+    started = time.perf_counter()
+    running = []
+    try:
+        for number, (process, master) in enumerate(spawned):
+            terminal = Terminal(f"flood{number}", master, tempfile.mkdtemp(dir=directory),
+                                term={"settleMs": 200})
+            running.append((process, terminal.start()))
+        for process, terminal in running:
+            terminal.eof.wait()
+            process.wait()
+            terminal.close()
+    finally:
+        timer.stop()
+        timer.close()
+    elapsed = time.perf_counter() - started
+    gaps.sort()
+    return {"jobs": jobs, "total_mb_s": jobs * size / elapsed / 1e6,
+            "max_gap_ms": gaps[-1] * 1000, "p99_gap_ms": gaps[int(len(gaps) * 0.99)] * 1000,
+            "p50_gap_ms": gaps[len(gaps) // 2] * 1000}
+
+
+def measure():
+    directory = tempfile.mkdtemp(prefix="roost-bench-term-")
+    try:
+        source, size = _make_source(directory)
+        cat_to_file(source, directory)                       # warm the page cache
+        file_seconds = min(cat_to_file(source, directory) for _ in range(3))
+        raw_seconds = min(cat_through_raw_pty(source) for _ in range(2))
+        runs = [cat_through_terminal(source, directory) for _ in range(2)]
+        terminal_seconds = min(run[0] for run in runs)
+        pauses = loop_pauses(source, directory)
+        many = loop_pauses_many(source, directory)
+        return {
+            "bytes": size,
+            "cat_to_file_mb_s": size / file_seconds / 1e6,
+            "terminal_mb_s": size / terminal_seconds / 1e6,
+            "terminal_vs_cat": file_seconds / terminal_seconds,
+            "raw_pty_mb_s": size / raw_seconds / 1e6,
+            "terminal_vs_raw_pty": raw_seconds / terminal_seconds,
+            "log_bytes_kept": runs[0][1],
+            "last_screen_line": runs[0][2],
+            "loop_max_gap_ms": pauses["max_gap_ms"],
+            "loop_p99_gap_ms": pauses["p99_gap_ms"],
+            "loop_ticks": pauses["ticks"],
+            "twenty_floods_total_mb_s": many["total_mb_s"],
+            "twenty_floods_max_gap_ms": many["max_gap_ms"],
+            "twenty_floods_p99_gap_ms": many["p99_gap_ms"],
+            "twenty_floods_p50_gap_ms": many["p50_gap_ms"],
+        }
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def report(figures):
+    return "\n".join([
+        "| what | figure |",
+        "|---|---|",
+        f"| `cat` of {figures['bytes'] / 2**20:.0f} MiB to a file | {figures['cat_to_file_mb_s']:.0f} MB/s |",
+        f"| the same `cat` on a pty through Terminal (log + screen) | {figures['terminal_mb_s']:.0f} MB/s "
+        f"({figures['terminal_vs_cat'] * 100:.0f}% of the file) |",
+        f"| the same `cat` on a pty read by a bare loop (the pty's own limit) | {figures['raw_pty_mb_s']:.0f} MB/s |",
+        f"| Terminal against the bare pty loop | {figures['terminal_vs_raw_pty'] * 100:.0f}% |",
+        f"| log kept (limit 8 MiB) | {figures['log_bytes_kept'] / 2**20:.1f} MiB |",
+        f"| loop's longest pause while one job floods (1 ms timer) | {figures['loop_max_gap_ms']:.1f} ms |",
+        f"| loop's p99 gap | {figures['loop_p99_gap_ms']:.1f} ms |",
+        f"| 20 jobs flooding at once (5 MiB each): total | {figures['twenty_floods_total_mb_s']:.0f} MB/s |",
+        f"| ... the loop's gaps: p50 / p99 / longest | {figures['twenty_floods_p50_gap_ms']:.1f} / "
+        f"{figures['twenty_floods_p99_gap_ms']:.1f} / {figures['twenty_floods_max_gap_ms']:.1f} ms |",
+    ])
+
+
+if __name__ == "__main__":
+    print(json.dumps(measure(), indent=1))

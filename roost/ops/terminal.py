@@ -1,0 +1,213 @@
+"""A job's terminal over the socket: peek, and attach with its follow-ups (attach-input,
+attach-resize, detach). These are roost's own ops, for a person only (issue 3, item 5).
+
+An attach answers `{id, name, detachKey}`; the connection then carries
+`{"event": "output", "id", "data": base64}` (first a repaint of the screen as it stands,
+then the live bytes) until `{"event": "detached", "id", "why"}`. The client sends its
+keys with `attach-input {id, data}`, its window size with `attach-resize {id, rows,
+cols}` and leaves with `detach {id}`; a connection that closes detaches too.
+"""
+
+import base64
+import binascii
+import logging
+import time
+
+import gevent
+
+from .. import paths
+from ..errors import RoostError, bad_request
+from ..output_log import read_tail
+from ..screen import Screen
+from . import args as read
+from . import op
+
+log = logging.getLogger(__name__)
+
+MAX_PEEK_LINES = 1000
+MAX_SIZE = 1000                  # rows or columns an attacher may ask for
+DEFAULT_DETACH_KEY = "^q"
+PEEK_LOG_TAIL = 32 * 1024        # an ended job's screen is rebuilt from this much log
+WAKE_TIMEOUT = 15.0
+UNSENT_LIMIT = 4 * 1024 * 1024   # an attacher this far behind is let go
+
+# connection -> {job id: AttachSink}
+_attachments = {}
+
+
+class AttachSink:
+    """One attacher as a Terminal sees it: output goes out as events on its connection."""
+
+    def __init__(self, conn, job_id, terminal):
+        self.conn = conn
+        self.job_id = job_id
+        self.terminal = terminal
+        self.gone = False
+
+    def write_output(self, data):
+        if self.gone or self.conn.closed:
+            return False
+        if getattr(self.conn, "unsent", 0) > UNSENT_LIMIT:
+            return False
+        self.conn.send_event({"event": "output", "id": self.job_id,
+                              "data": base64.b64encode(data).decode("ascii")})
+        return not self.conn.closed
+
+    def end(self, why):
+        """The terminal let this attacher go (the job ended, it fell behind, ...)."""
+        if self.gone:
+            return
+        self.gone = True
+        _forget(self.conn, self.job_id, self)
+        if not self.conn.closed:
+            self.conn.send_event({"event": "detached", "id": self.job_id, "why": why})
+
+
+def _forget(conn, job_id, sink):
+    held = _attachments.get(conn)
+    if held is not None and held.get(job_id) is sink:
+        del held[job_id]
+
+
+def _connection_closed(conn):
+    for sink in list(_attachments.pop(conn, {}).values()):
+        sink.gone = True
+        sink.terminal.detach(sink)
+
+
+def _held(conn):
+    held = _attachments.get(conn)
+    if held is None:
+        held = _attachments[conn] = {}
+        conn.on_close.append(_connection_closed)
+    return held
+
+
+def _find(call):
+    query = read.text(call.args, "id", min_length=1)
+    return call.daemon.jobs.resolve(query)
+
+
+def _size(call):
+    rows = read.integer(call.args, "rows", default=None, minimum=1)
+    cols = read.integer(call.args, "cols", default=None, minimum=1)
+    if (rows is None) != (cols is None):
+        raise bad_request("rows and cols go together")
+    if rows is not None and (rows > MAX_SIZE or cols > MAX_SIZE):
+        raise bad_request(f"rows and cols are at most {MAX_SIZE}")
+    return rows, cols
+
+
+def detach_key(daemon):
+    """roost.json's `attach.detachKey` (default ^q, as in the peer tools)."""
+    try:
+        section = (daemon.config() or {}).get("attach")
+    except Exception:
+        log.exception("reading roost.json for attach.detachKey")
+        section = None
+    key = section.get("detachKey") if isinstance(section, dict) else None
+    return key if isinstance(key, str) and key else DEFAULT_DETACH_KEY
+
+
+@op("peek")
+def peek(call):
+    job = _find(call)
+    lines = read.integer(call.args, "lines", default=None, minimum=1)
+    if lines is not None:
+        lines = min(lines, MAX_PEEK_LINES)
+    terminal = job.terminal
+    if terminal is not None:
+        text = terminal.text(lines)
+    else:
+        text = _screen_from_log(paths.job_dir(call.daemon.home, job.id), lines)
+    return {"id": job.id, "text": text}
+
+
+def _screen_from_log(job_dir, lines):
+    """An ended job's screen, rebuilt from the end of its log (fed in slices, yielding)."""
+    tail = read_tail(job_dir, PEEK_LOG_TAIL)
+    screen = Screen(40, 120)
+    for offset in range(0, len(tail), 2048):
+        screen.feed(tail[offset:offset + 2048])
+        gevent.sleep(0)
+    return screen.text(lines)
+
+
+@op("attach")
+def attach(call):
+    job = _find(call)
+    rows, cols = _size(call)
+    if not _live(job.terminal) and job.record.get("reaped"):
+        # DM-4: attaching to a job stopped for idleness starts it again.
+        call.daemon.jobs.wake(job)
+        deadline = time.monotonic() + WAKE_TIMEOUT
+        while not _live(job.terminal) and time.monotonic() < deadline:
+            gevent.sleep(0.02)
+    terminal = job.terminal
+    if not _live(terminal):
+        raise RoostError("unsupported", f"job {job.id} has no live terminal (it has ended); "
+                                        "respawn it to attach")
+    held = _held(call.conn)
+    earlier = held.pop(job.id, None)
+    if earlier is not None:
+        earlier.gone = True
+        earlier.terminal.detach(earlier)
+    if rows is not None:
+        terminal.resize(rows, cols)
+    sink = AttachSink(call.conn, job.id, terminal)
+    held[job.id] = sink
+    # Joined after this answer has gone out, so the repaint follows the answer.
+    gevent.spawn(_join, terminal, sink)
+    return {"id": job.id, "name": job.name, "detachKey": detach_key(call.daemon)}
+
+
+def _live(terminal):
+    return terminal is not None and not terminal.closed and not terminal.eof.is_set()
+
+
+def _join(terminal, sink):
+    if sink.gone or sink.conn.closed:
+        return
+    if not _live(terminal):
+        sink.end("the job ended")
+        return
+    terminal.attach(sink)
+
+
+def _attached(call):
+    job_id = read.text(call.args, "id", min_length=1)
+    sink = _attachments.get(call.conn, {}).get(job_id)
+    if sink is None:
+        raise bad_request(f"not attached to {job_id} on this connection")
+    return sink
+
+
+@op("attach-input", quick=True)
+def attach_input(call):
+    sink = _attached(call)
+    encoded = read.text(call.args, "data")
+    try:
+        data = base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        raise bad_request("data must be base64")
+    taken = sink.terminal.write_input(data)
+    return {"id": sink.job_id, "taken": taken}
+
+
+@op("attach-resize", quick=True)
+def attach_resize(call):
+    sink = _attached(call)
+    rows, cols = _size(call)
+    if rows is None:
+        raise bad_request("rows and cols are required")
+    sink.terminal.resize(rows, cols)
+    return {"id": sink.job_id}
+
+
+@op("detach", quick=True)
+def detach(call):
+    sink = _attached(call)
+    sink.gone = True
+    _forget(call.conn, sink.job_id, sink)
+    sink.terminal.detach(sink)
+    return {"id": sink.job_id}

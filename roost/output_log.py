@@ -1,0 +1,107 @@
+"""A job's raw terminal output, kept in its directory and bounded.
+
+`output.log` grows to half the limit, then becomes `output.log.1` (replacing the one
+before) and a new `output.log` starts: the newest bytes, at least half the limit of
+them, are always on disk, every one of them, however fast the program prints. This is
+a stream, not a state file, so it is appended here directly rather than through store.
+"""
+
+import errno
+import os
+import time
+
+import gevent
+
+LOG_NAME = "output.log"
+OLD_LOG_NAME = "output.log.1"
+DISCARDED = ".discarded-"
+
+
+class OutputLog:
+    def __init__(self, job_dir, limit):
+        os.makedirs(job_dir, mode=0o700, exist_ok=True)
+        self.path = os.path.join(job_dir, LOG_NAME)
+        self.old_path = os.path.join(job_dir, OLD_LOG_NAME)
+        self.part_limit = max(limit // 2, 4096)
+        self._fd = None
+        self._size = 0
+        for name in os.listdir(job_dir):
+            if name.startswith(OLD_LOG_NAME + DISCARDED):
+                _remove(os.path.join(job_dir, name))   # left by a daemon that died
+        self._open(truncate=False)
+
+    def _open(self, truncate):
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+        if truncate:
+            flags |= os.O_TRUNC
+        self._fd = os.open(self.path, flags, 0o600)
+        self._size = os.fstat(self._fd).st_size
+
+    def write(self, data):
+        if self._fd is None:
+            return
+        view = memoryview(data)
+        while view:
+            room = self.part_limit - self._size
+            if room <= 0:
+                self._rotate()
+                continue
+            piece = view[:room]
+            try:
+                written = os.write(self._fd, piece)
+            except OSError as error:
+                if error.errno == errno.EINTR:
+                    continue
+                raise
+            self._size += written
+            view = view[written:]
+
+    def _rotate(self):
+        os.close(self._fd)
+        self._fd = None
+        # Freeing the old part's pages takes milliseconds: rename it aside (instant)
+        # and let a thread remove it, so the loop is not held.
+        discarded = None
+        if os.path.exists(self.old_path):
+            discarded = f"{self.old_path}{DISCARDED}{time.monotonic_ns()}"
+            os.rename(self.old_path, discarded)
+        os.rename(self.path, self.old_path)
+        self._open(truncate=True)
+        if discarded is not None:
+            gevent.get_hub().threadpool.spawn(_remove, discarded)
+
+    def tail(self, size):
+        """The last `size` bytes written (from both parts)."""
+        return read_tail(os.path.dirname(self.path), size)
+
+    def close(self):
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _remove(path):
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def read_tail(job_dir, size):
+    """The last `size` bytes of a job's log without opening it for writing."""
+    chunks = []
+    wanted = size
+    for name in (LOG_NAME, OLD_LOG_NAME):
+        if wanted <= 0:
+            break
+        try:
+            with open(os.path.join(job_dir, name), "rb") as handle:
+                handle.seek(0, os.SEEK_END)
+                length = handle.tell()
+                handle.seek(max(0, length - wanted))
+                chunk = handle.read(wanted)
+        except FileNotFoundError:
+            continue
+        chunks.insert(0, chunk)
+        wanted -= len(chunk)
+    return b"".join(chunks)

@@ -1,0 +1,385 @@
+"""A job's Terminal driven under gevent with real child processes on real ptys.
+
+The test body runs in this process's gevent hub without monkey patching: the daemon
+patches with os=False, so the Terminal's own calls (os.read/os.write on a non-blocking
+fd, waits on the hub's fd watchers) are the same here as there. One test runs a
+Terminal in a subprocess under the daemon's real patching as well.
+"""
+
+import fcntl
+import json
+import os
+import pty
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+
+import gevent
+import pytest
+
+from conftest import AGENTS, PYTHON, ROOT
+from roost.terminal import Terminal
+
+
+def gwait(predicate, timeout=10.0, what="the condition"):
+    """Polls `predicate` cooperatively (the Terminal's greenlets run meanwhile)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        gevent.sleep(0.01)
+
+
+class Job:
+    """A child on a pty of its own, and the Terminal over its master."""
+
+    def __init__(self, argv, term=None, rows=24, cols=80, log_limit=4 * 1024 * 1024, typed=False,
+                 job_dir=None):
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        self.process = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave,
+                                        start_new_session=True, close_fds=True)
+        os.close(slave)
+        self.dir = job_dir or tempfile.mkdtemp(prefix="rt-term-")
+        self.changes = []
+        self.eofs = []
+        self.terminal = Terminal("job-1", master, self.dir, term=term, rows=rows, cols=cols,
+                                 on_change=self.changes.append, on_eof=lambda: self.eofs.append(1),
+                                 log_limit=log_limit, typed=typed).start()
+
+    def states(self):
+        return [(change["state"], change["status"], change["waitingFor"]) for change in self.changes]
+
+    def wait_status(self, status, timeout=10.0):
+        gwait(lambda: self.terminal.reading["status"] == status, timeout,
+              f"status {status} (now {self.terminal.reading})")
+        return self.terminal.reading
+
+    def log_bytes(self):
+        data = b""
+        for name in ("output.log.1", "output.log"):
+            path = os.path.join(self.dir, name)
+            if os.path.exists(path):
+                with open(path, "rb") as handle:
+                    data += handle.read()
+        return data
+
+    def close(self):
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(5)
+        self.terminal.close()
+
+
+@pytest.fixture
+def jobs():
+    made = []
+
+    def make(*args, **kwargs):
+        job = Job(*args, **kwargs)
+        made.append(job)
+        return job
+
+    yield make
+    for job in made:
+        job.close()
+    for job in made:
+        shutil.rmtree(job.dir, ignore_errors=True)
+
+
+def agent(name, *args):
+    return [PYTHON, os.path.join(AGENTS, name), *args]
+
+
+class Sink:
+    """An attacher; `takes`: how many writes it takes before it falls behind."""
+
+    def __init__(self, takes=None):
+        self.data = b""
+        self.ended = None
+        self.takes = takes
+
+    def write_output(self, data):
+        if self.takes is not None:
+            if self.takes == 0:
+                return False
+            self.takes -= 1
+        self.data += data
+        return True
+
+    def end(self, why):
+        self.ended = why
+
+
+def test_working_then_waiting_then_working_after_a_reply(jobs):
+    job = jobs(agent("prompt_echo.py", "0.1"), term={"settleMs": 300})
+    first = job.wait_status("waiting")
+    assert first["state"] == "blocked" and first["waitingFor"] == "first-prompt"
+    assert first["summary"] == ">"
+    before = len(job.changes)
+    result = job.terminal.type_text("hello there")
+    assert result == {"submitted": True, "error": None}
+    gwait(lambda: ("working", "busy", None) in job.states()[before:], what="working after the reply")
+    after = job.wait_status("waiting")
+    assert after["waitingFor"] == "question"
+    assert "echo: hello there" in job.terminal.text()
+    states = job.states()
+    expected = [("working", "busy", None), ("blocked", "waiting", "first-prompt"),
+                ("working", "busy", None), ("blocked", "waiting", "question")]
+    positions = [states.index(expected[0])]
+    for state in expected[1:]:
+        positions.append(states.index(state, positions[-1] + 1))
+    assert positions == sorted(positions)
+    # on_change is told of changes only: no two readings in a row are the same.
+    assert all(a != b for a, b in zip(job.changes, job.changes[1:]))
+    assert b"echo: hello there" in job.log_bytes()
+
+
+# The work phase is quiet: a profile's `working` pattern says it is work, not a wait.
+WORKING = r"working\.\.\.\s*\Z"
+
+
+def test_follow_up_waits_until_the_agent_waits(jobs):
+    job = jobs(agent("prompt_echo.py", "1.0"), term={"settleMs": 200, "working": WORKING})
+    job.wait_status("waiting")
+    assert job.terminal.type_text("first")["submitted"]
+    # While it works, a follow-up waits; typed at once it would show on its screen now.
+    typed = gevent.spawn(job.terminal.type_text, "second")
+    gwait(lambda: job.terminal.text().endswith("working...") and job.terminal.judged,
+          what="the quiet work phase to be judged")
+    assert job.terminal.reading["state"] == "working"
+    assert "second" not in job.terminal.text()
+    assert typed.get(timeout=10) == {"submitted": True, "error": None}
+    gwait(lambda: "echo: second" in job.terminal.text(), what="the second echo")
+    text = job.terminal.text()
+    assert text.index("echo: first") < text.index("> second")
+
+
+def test_follow_up_gives_up_after_its_timeout(jobs):
+    job = jobs(agent("prompt_echo.py", "5"), term={"settleMs": 200, "working": WORKING})
+    job.wait_status("waiting")
+    job.terminal.type_text("slow one")
+    gwait(lambda: job.terminal.reading["state"] == "working", what="working")
+    result = job.terminal.type_text("too early", timeout=0.3)
+    assert result["submitted"] is False and "still working" in result["error"]
+
+
+def test_a_reply_the_agent_never_reads_is_not_submitted(jobs):
+    job = jobs(agent("ignores_input.py"), term={"settleMs": 150})
+    job.wait_status("waiting")
+    job.terminal.verify_timeout = 0.8
+    result = job.terminal.type_text("are you there", mode="steer")
+    assert result["submitted"] is False
+    assert "stayed on the input line" in result["error"]
+
+
+def test_a_child_that_never_reads_stalls_only_its_own_job(jobs):
+    stuck = jobs(agent("ignores_input.py"), term={"settleMs": 100})
+    stuck.wait_status("waiting")
+    ticks = []
+    ticker = gevent.spawn(lambda: [ticks.append(gevent.sleep(0.01)) for _ in range(1000)])
+    # Far more than the pty's input buffer: the writer has to wait for room forever.
+    assert stuck.terminal.write_input(b"x" * 200_000)
+    started = len(ticks)
+    gwait(lambda: len(ticks) > started + 20, timeout=5, what="the loop to keep turning")
+    stuck.terminal.write_timeout = 0.3
+    result = stuck.terminal.type_text("hello", mode="steer")
+    assert result == {"submitted": False, "error": "the job is not reading its input"}
+    ticker.kill()
+
+
+def test_a_question_with_choices_is_read_with_the_profile(jobs):
+    term = {"settleMs": 150, "waiting": r"Choose \[\d-\d\]:\s*\Z", "working": r"planning.*\s*\Z"}
+    job = jobs(agent("asks_question.py"), term=term)
+    reading = job.wait_status("waiting")
+    assert reading == {"state": "blocked", "status": "waiting", "waitingFor": "first-prompt",
+                       "summary": "Choose [1-3]:"}
+    # The quiet planning phase (longer than settleMs) was read as work, never as a wait.
+    assert ("working", "busy", None) in job.states()
+    assert all(state[1] in ("busy", "waiting") for state in job.states())
+    assert "  2) sqlite" in job.terminal.text()
+    assert job.terminal.type_text("2")["submitted"]
+    gwait(lambda: "using sqlite" in job.terminal.text(), what="the answer to be taken")
+    reading = job.wait_status("waiting")
+    assert reading["waitingFor"] == "question" and reading["summary"] == "Choose [1-3]:"
+
+
+def test_a_screen_neither_pattern_matches_is_reported_as_unknown(jobs):
+    term = {"settleMs": 150, "waiting": r"NEVER SHOWN", "working": r"NOR THIS"}
+    job = jobs(agent("asks_question.py"), term=term)
+    unknown = {"state": "blocked", "status": None, "waitingFor": None, "summary": "Choose [1-3]:"}
+    gwait(lambda: job.terminal.reading == unknown, what="the screen to settle")
+    assert all(change["status"] != "waiting" for change in job.changes)
+
+
+def test_a_working_pattern_keeps_a_quiet_screen_working(jobs):
+    job = jobs(agent("prompt_echo.py", "2"), term={"settleMs": 150, "working": WORKING})
+    job.wait_status("waiting")
+    job.terminal.type_text("go")
+    # Quiet for longer than settleMs, yet the screen says it works.
+    gwait(lambda: job.terminal.text().endswith("working...") and job.terminal.judged,
+          what="the quiet work phase to be judged")
+    assert job.terminal.reading == {"state": "working", "status": "busy", "waitingFor": None,
+                                    "summary": "working..."}
+
+
+def test_terminal_queries_are_answered_while_nobody_is_attached(jobs):
+    job = jobs(agent("query_terminal.py"), term={"settleMs": 150}, rows=30, cols=100)
+    job.wait_status("waiting")
+    assert "cursor at row 1 col 1" in job.terminal.text()
+    assert job.terminal.type_text("hi")["submitted"]
+    gwait(lambda: "echo: hi" in job.terminal.text())
+
+
+def test_with_an_attacher_its_terminal_answers_queries_not_roost(jobs):
+    # Attach before the program queries: a wrapper holds it until a first line comes.
+    job = jobs([PYTHON, "-c", "import sys,time; sys.stdin.readline(); "
+                f"exec(open({os.path.join(AGENTS, 'query_terminal.py')!r}).read())"],
+               term={"settleMs": 150})
+    sink = Sink()
+    job.terminal.attach(sink)
+    job.terminal.write_input(b"start\r")
+    gwait(lambda: b"\x1b[6n" in sink.data, what="the query to reach the attacher")
+    gwait(lambda: job.terminal.judged, what="quiet after the query")
+    assert "cursor at" not in job.terminal.text()      # roost did not answer it
+    job.terminal.write_input(b"\x1b[7;9R")             # the attacher's terminal does
+    # The program takes the first answer it reads: this one, so roost sent none.
+    gwait(lambda: "cursor at row 7 col 9" in job.terminal.text())
+
+
+def test_alternate_screen_agent_renders_and_the_main_screen_comes_back(jobs):
+    job = jobs(agent("alt_screen.py"), term={"settleMs": 150})
+    gwait(lambda: "FULL SCREEN UI" in job.terminal.text(), what="the full-screen UI")
+    assert "before the full-screen part" not in job.terminal.text()
+    sink = Sink()
+    job.terminal.attach(sink)
+    assert b"FULL SCREEN UI" in sink.data                # the repaint on join
+    job.terminal.write_input(b"k")
+    gwait(lambda: "back on the main screen" in job.terminal.text(), what="the main screen")
+    text = job.terminal.text()
+    assert text.startswith("before the full-screen part")
+    assert "FULL SCREEN" not in text
+    # The attacher never sees the job's own screen switches, and gets a repaint after.
+    gwait(lambda: sink.data.count(b"before the full-screen part") >= 1)
+    assert b"\x1b[?1049" not in sink.data
+
+
+def test_attachers_get_a_repaint_then_live_output_and_leave_at_the_end(jobs):
+    job = jobs(agent("prompt_echo.py", "0.1"), term={"settleMs": 150})
+    job.wait_status("waiting")
+    first, second, slow = Sink(), Sink(), Sink(takes=1)
+    for sink in (first, second, slow):
+        job.terminal.attach(sink)
+    assert first.data.startswith(b"\x1b[0m") and b">" in first.data
+    assert job.terminal.attached == 3
+    job.terminal.write_input(b"abc\r")
+    gwait(lambda: b"echo: abc" in first.data and b"echo: abc" in second.data)
+    # The one that stopped taking output was let go; the others never waited for it.
+    assert slow.ended == "the attacher fell behind" and job.terminal.attached == 2
+    job.terminal.detach(second)
+    job.terminal.write_input(b"quit\r")
+    gwait(lambda: job.terminal.eof.is_set(), what="the end of the job")
+    assert b"bye" in first.data and b"bye" not in second.data
+    assert first.ended == "the job ended" and second.ended is None
+    assert job.eofs == [1]
+
+
+def test_a_flood_is_logged_whole_and_the_screen_shows_its_end(jobs):
+    size = 3 * 1024 * 1024
+    code = ("import os,sys\n"
+            f"n = {size} // 64\n"
+            "out = b''.join(b'%09d ' % i + b'y' * 53 + b'\\n' for i in range(n))\n"
+            "view = memoryview(out)\n"
+            "while view:\n    view = view[os.write(1, view):]\n"
+            "os.write(1, b'DONE\\n')\n")
+    job = jobs([PYTHON, "-c", code], term={"settleMs": 100}, log_limit=2 * 1024 * 1024)
+    gwait(lambda: job.terminal.eof.is_set(), timeout=60, what="the flood to end")
+    n = size // 64
+    expected = b"".join(b"%09d " % i + b"y" * 53 + b"\r\n" for i in range(n)) + b"DONE\r\n"
+    logged = job.log_bytes()
+    # 2 MiB limit: the newest bytes are all there, without a gap, up to the very end.
+    assert len(logged) >= 1024 * 1024
+    assert expected.endswith(logged)
+    assert job.terminal.text(last=2) == "%09d " % (n - 1) + "y" * 53 + "\nDONE"
+    # Parts rotated out are removed off the loop, not left behind.
+    gwait(lambda: sorted(os.listdir(job.dir)) == ["output.log", "output.log.1"],
+          what="the rotated-out parts to be removed")
+
+
+def test_resize_reaches_the_pty_and_the_screen(jobs):
+    job = jobs(agent("prompt_echo.py"), term={"settleMs": 100})
+    job.wait_status("waiting")
+    job.terminal.resize(33, 101)
+    rows, cols, _, _ = struct.unpack("HHHH", fcntl.ioctl(job.terminal.fd, termios.TIOCGWINSZ, b"\0" * 8))
+    assert (rows, cols) == (33, 101)
+    assert (job.terminal.screen.rows, job.terminal.screen.cols) == (33, 101)
+
+
+def test_a_new_terminal_starts_from_the_log_of_the_one_before(jobs):
+    job = jobs(agent("prompt_echo.py", "0.1"), term={"settleMs": 100})
+    job.wait_status("waiting")
+    job.terminal.type_text("remember me")
+    gwait(lambda: "echo: remember me" in job.terminal.text())
+    # Another program under a Terminal over the same directory (a daemon taking over).
+    later = jobs([PYTHON, "-c", "import time; time.sleep(30)"], term={"settleMs": 100},
+                 job_dir=job.dir, typed=True)
+    gwait(lambda: "echo: remember me" in later.terminal.text(), what="the replayed screen")
+    reading = later.wait_status("waiting")
+    assert reading["waitingFor"] == "question"
+
+
+def test_close_stops_the_pump_and_the_fd(jobs):
+    job = jobs(agent("prompt_echo.py"), term={"settleMs": 100})
+    job.wait_status("waiting")
+    fd = job.terminal.fd
+    job.terminal.close()
+    assert job.terminal.closed
+    with pytest.raises(OSError):
+        os.fstat(fd)
+    assert job.terminal.type_text("late", mode="steer")["submitted"] is False
+
+
+PATCHED_SCRIPT = r"""
+import json, os, pty, shutil, subprocess, sys, tempfile, time
+sys.path.insert(0, sys.argv[1])
+from roost import patching
+patching.patch()
+import gevent
+from roost.terminal import Terminal
+master, slave = pty.openpty()
+process = subprocess.Popen([sys.executable, sys.argv[2], "0.2"], stdin=slave, stdout=slave,
+                           stderr=slave, start_new_session=True)
+os.close(slave)
+changes = []
+job_dir = tempfile.mkdtemp()
+terminal = Terminal("p", master, job_dir, term={"settleMs": 150},
+                    on_change=changes.append).start()
+deadline = time.monotonic() + 10
+while terminal.reading["status"] != "waiting" and time.monotonic() < deadline:
+    gevent.sleep(0.01)
+typed = terminal.type_text("patched")
+while "echo: patched" not in terminal.text() and time.monotonic() < deadline:
+    gevent.sleep(0.01)
+print(json.dumps({"typed": typed, "text": terminal.text(), "states": [c["status"] for c in changes]}))
+process.kill()
+process.wait()
+terminal.close()
+shutil.rmtree(job_dir)
+"""
+
+
+def test_under_the_daemons_real_patching():
+    result = subprocess.run([PYTHON, "-c", PATCHED_SCRIPT, ROOT, os.path.join(AGENTS, "prompt_echo.py")],
+                            capture_output=True, timeout=60)
+    assert result.returncode == 0, result.stderr.decode()
+    outcome = json.loads(result.stdout)
+    assert outcome["typed"] == {"submitted": True, "error": None}
+    assert "echo: patched" in outcome["text"]
+    assert "waiting" in outcome["states"] and "busy" in outcome["states"]
