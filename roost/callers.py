@@ -63,6 +63,12 @@ REFUSED = {
     "concierge-act": _CONCIERGE_ONLY,
     "concierge-order": {SESSION: "unsupported", UNREGISTERED: "unsupported"},
     "task": {UNREGISTERED: "unauthorized"},
+    # roost's own ops beyond the spec: a person's terminal on a job.
+    "peek": _PERSON_ONLY,
+    "attach": _PERSON_ONLY,
+    "attach-input": _PERSON_ONLY,
+    "attach-resize": _PERSON_ONLY,
+    "detach": _PERSON_ONLY,
 }
 
 _WHO = {PERSON: "a person's connection", UNREGISTERED: "an agent's connection before its report",

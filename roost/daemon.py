@@ -182,13 +182,16 @@ def serve(foreground=False, detached=False):
         store.write_bytes(os.path.join(home, "socket.path"), sock_path.encode() + b"\n")
     daemon = Daemon(home, sock_path, user_umask)
     daemon.stopped = gevent.event.Event()
-    ops.load(_op_modules())
+    ops.load()
     daemon.server = Server(daemon, listener)
     for hook in _start_hooks():
         hook(daemon)
     daemon.server.start()
-    gevent.signal_handler(signal.SIGTERM, gevent.spawn, daemon.stop, False)
-    gevent.signal_handler(signal.SIGINT, gevent.spawn, daemon.stop, False)
+    # A signal stops the daemon, not the jobs: a restart, an upgrade or a logout must
+    # not take the user's sessions with it (the keeper holds them for the next daemon).
+    # Only `shutdown` without keepWorkers ends every job.
+    gevent.signal_handler(signal.SIGTERM, gevent.spawn, daemon.stop, True)
+    gevent.signal_handler(signal.SIGINT, gevent.spawn, daemon.stop, True)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     log.info("roost daemon %d serving %s", os.getpid(), sock_path)
     daemon.stopped.wait()
@@ -197,25 +200,15 @@ def serve(foreground=False, detached=False):
     return 0
 
 
-def _op_modules():
-    """Op modules beyond the core, present as the domain grows."""
-    import importlib.util
-
-    found = []
-    for name in ("jobs", "terminal", "agents", "replies"):
-        if importlib.util.find_spec(f"roost.ops.{name}") is not None:
-            found.append(name)
-    return found
-
-
 def _start_hooks():
-    hooks = []
-    try:
-        from .jobs import daemon_started
-    except ImportError:
-        return hooks
-    hooks.append(daemon_started)
-    return hooks
+    from .jobs import daemon_started
+
+    def link_agents(daemon):
+        from .agent_links import AgentLinks
+
+        daemon.agent_links = AgentLinks(daemon.jobs)
+
+    return [daemon_started, link_agents]
 
 
 def start_detached(env=None, timeout=10.0):

@@ -66,6 +66,11 @@ class Connection:
             self.job_id = job_id
 
     # -- sending --------------------------------------------------------------
+    @property
+    def unsent(self):
+        """Bytes queued for this client that the socket has not taken yet."""
+        return len(self._outbox)
+
     def send_event(self, event):
         self._send(codec.encode(event) + b"\n")
 
@@ -298,7 +303,12 @@ class Server:
     def run(self, conn, op_name, args):
         fn = OPS.get(op_name)
         if fn is None:
-            raise RoostError("bad_request", f"unknown op: {op_name}")
+            if op_name not in callers.REFUSED:
+                raise RoostError("bad_request", f"unknown op: {op_name}")
+            # An op of the spec this daemon does not offer yet: the caller's refusal
+            # first (it is the same for every daemon), then say it is not here.
+            callers.check(op_name, conn.caller)
+            raise RoostError("unsupported", f"this roost does not offer {op_name} yet")
         callers.check(op_name, conn.caller)
         return fn(Call(self.daemon, conn, op_name, args))
 

@@ -3,8 +3,11 @@ its bound and one past it (spec "The wire", "Others")."""
 
 import json
 import os
+import select
 import resource
 import socket
+import sys
+import time
 
 import pytest
 
@@ -212,3 +215,46 @@ def test_a_client_with_more_than_16_mib_unread_is_dropped(daemon):
     except (ConnectionResetError, socket.timeout):
         pass
     assert data.count(b"\n") < 20
+
+
+def test_at_most_256_requests_in_flight_then_the_connection_is_not_read(daemon):
+    """A slow op (stopping a job that ignores SIGTERM) holds the queue; the daemon takes
+    256 requests and reads no further until they are answered."""
+    agent = os.path.join(os.path.dirname(os.path.abspath(__file__)), "agents", "ignores_term.py")
+    job = daemon.call("dispatch", kind="shell", cwd="/", sessionFile="", env={}, name="slow-stop",
+                      origin="dispatch", command=[sys.executable, agent])
+    wait_for(lambda: "ignoring" in daemon.call("peek", id=job["id"]).get("text", ""),
+             what="the job to start")
+    sock = raw(daemon)
+    sock.sendall(json.dumps({"id": "stop", "op": "stop", "args": {"id": job["id"]}}).encode() + b"\n")
+    pad = "p" * (64 * 1024)
+    line = json.dumps({"id": 0, "op": "ping", "args": {"pad": pad}}).encode() + b"\n"
+    sock.setblocking(False)
+    written = 0            # whole request lines the socket took
+    view = memoryview(b"")
+    stalled = False
+    deadline = time.monotonic() + 2.5          # well inside the 3 s grace of the stop
+    while time.monotonic() < deadline and written < 2000:
+        if not view:
+            view = memoryview(line)
+        try:
+            view = view[sock.send(view):]
+            if not view:
+                written += 1
+        except BlockingIOError:
+            # Full for a moment, or for good? The daemon reads in bursts: wait a while.
+            _, writable, _ = select.select([], [sock], [], 0.5)
+            if not writable:
+                stalled = True
+                break
+    rest = view.tobytes()
+    assert stalled, f"wrote {written} requests and the daemon kept reading"
+    # 256 in flight (the stop and 255 pings) plus what the socket buffers and one read hold.
+    assert 255 <= written <= 255 + 16, written
+    sock.setblocking(True)
+    sock.settimeout(30)
+    sock.sendall(rest)
+    total = written + (1 if rest else 0) + 1
+    answers = read_lines(sock, total)
+    assert answers[0]["id"] == "stop" and answers[0]["ok"] is True
+    assert len(answers) == total and all(a["ok"] for a in answers)

@@ -13,7 +13,7 @@ import importlib
 OPS = {}
 QUICK = set()
 
-_MODULES = ("system",)
+_MODULES = ("system", "jobs", "terminal", "agents")
 
 
 def op(name, quick=False):

@@ -1,0 +1,82 @@
+"""Reading a `dispatch` (the spec's DispatchArgs): the row's first fields, the launch
+(argv, term, resume, ...) and the task to type once the agent first waits."""
+
+import os
+
+from .. import launch as launching
+from .. import profiles
+from ..errors import RoostError, bad_request
+from . import args as read
+
+TASK_LIMIT = 200
+ORIGINS = ("bg", "dispatch", "adopt", "fork")
+DEFAULT_ROWS, DEFAULT_COLS = 40, 120
+
+
+def read_dispatch(args, config):
+    """(record fields, launch, text to type once it first waits) for a dispatch; refuses
+    what cannot be run with bad_request, `kind: "pi"` with unsupported."""
+    kind = read.choice(args, "kind", ("pi", "shell"), default="shell")
+    if kind == "pi":
+        raise RoostError("unsupported", "kind \"pi\" is not supported by this daemon yet: "
+                                        "run an agent from a profile, or a command as kind \"shell\"")
+    cwd = read.text(args, "cwd", min_length=1)
+    if not os.path.isabs(cwd):
+        raise bad_request(f"cwd must be an absolute path, not {cwd!r}")
+    if not os.path.isdir(cwd):
+        raise bad_request(f"cwd {cwd} is not a directory")
+    command = read.strings(args, "command", default=[])
+    env = read.mapping(args, "env", default={})
+    if not all(isinstance(value, str) for value in env.values()):
+        raise bad_request("env values must be strings")
+    profile = read.text(args, "profile", default=None)
+    task = args.get("task")
+    if task is not None and not isinstance(task, str):
+        raise bad_request("task must be a string")
+    task = task.strip() if task else None
+    launch = {
+        "argv": list(command),
+        "env": dict(env),
+        "term": profiles.check_term(args.get("term")),
+        "resumeCommand": read.strings(args, "resumeCommand", default=None),
+        "resumable": read.flag(args, "resumable", default=None),
+        "protocol": read.flag(args, "protocol", default=None),
+        "taskInArgv": read.flag(args, "taskInArgv", default=False),
+        "origin": read.choice(args, "origin", ORIGINS, default="dispatch"),
+        "rows": read.integer(args, "rows", default=DEFAULT_ROWS, minimum=2),
+        "cols": read.integer(args, "cols", default=DEFAULT_COLS, minimum=2),
+    }
+    if launch["term"] is not None:
+        # roost types the task itself (roost.job_replies): the screen reader never does.
+        launch["term"].pop("typeTask", None)
+    type_task = None
+    if profile:
+        launch["profile"] = profile
+        type_task = profiles.apply(launch, config, task)
+    elif not launch["argv"]:
+        raise bad_request("command must not be empty (or name a profile)")
+    if launch["protocol"] is None:
+        launch["protocol"] = False
+    if launch["resumable"] is None:
+        launch["resumable"] = bool(launch["resumeCommand"])
+    launching.check_runnable(launch["argv"][0], cwd, {**os.environ, **env})
+    name = launching.fold_name(read.text(args, "name", default="") or "")
+    if not name:
+        name = launching.default_name(launch["argv"], profile)
+    fields = {
+        "cwd": cwd,
+        "kind": "shell",
+        "profile": profile or "shell",
+        "name": launching.check_name(name),
+        "sessionFile": read.text(args, "sessionFile", default=""),
+        "model": read.text(args, "model", default=None),
+        "thinking": read.text(args, "thinking", default=None),
+        "task": launching.one_line(task, TASK_LIMIT) if task else None,
+    }
+    for optional in ("fanout", "agent", "schedule"):
+        if isinstance(args.get(optional), str):
+            fields[optional] = args[optional]
+    worktree = args.get("worktree")
+    if isinstance(worktree, dict):
+        fields["worktree"] = {key: worktree.get(key) for key in ("path", "branch", "base") if key in worktree}
+    return fields, launch, type_task

@@ -1,0 +1,210 @@
+"""The job ops (spec op reference): dispatch, list, resolve, stop, rm, respawn, pin,
+rename, reorder and reply. Each reads its arguments and calls the registry
+(`call.daemon.jobs`, roost.jobs) and its runner; every answer comes after its effect
+is on disk."""
+
+import gevent.event
+
+from .. import job_replies
+from .. import launch as launching
+from ..errors import RoostError, bad_request, not_found
+from ..job_record import now_ms
+from . import args as read
+from . import op
+from .job_args import read_dispatch
+
+# `list` without `all`: live jobs, pinned ones, and those that ended in the last day.
+RECENT_MS = 24 * 60 * 60 * 1000
+
+
+def _registry(call):
+    registry = getattr(call.daemon, "jobs", None)
+    if registry is None:
+        raise RoostError("busy", "the daemon is still starting its jobs")
+    return registry
+
+
+def _job(call, name="id"):
+    return _registry(call).resolve(read.text(call.args, name, min_length=1))
+
+
+@op("dispatch")
+def dispatch(call):
+    registry = _registry(call)
+    request_id = launching.request_id(call.args)
+    if request_id is not None:
+        # M36: a resend gets the job the first one made, whatever its other arguments.
+        earlier = registry.get(registry.by_request_id.get(request_id))
+        if earlier is not None:
+            return {"id": earlier.id, "name": earlier.name}
+        running = registry.dispatching.get(request_id)
+        if running is not None:
+            job = running.get()
+            return {"id": job.id, "name": job.name}
+    fields, launch, type_task = read_dispatch(call.args, call.daemon.config())
+    marker = gevent.event.AsyncResult()
+    if request_id is not None:
+        registry.dispatching[request_id] = marker
+    try:
+        job = registry.create(fields, launch, request_id)
+        try:
+            registry.runner.start(job)
+        except RoostError:
+            registry.remove(job)   # it never ran: nothing to show for it
+            raise
+        if type_task:
+            # The first task is reply 1: typed once the agent first waits, or delivered
+            # to a protocol agent when it connects (CONTRACT.md "Agent profiles").
+            job_replies.queue(registry, job, type_task)
+        marker.set(job)
+    except BaseException as error:
+        marker.set_exception(error)
+        raise
+    finally:
+        if request_id is not None:
+            registry.dispatching.pop(request_id, None)
+    return {"id": job.id, "name": job.name}
+
+
+def _listed(job, now):
+    if job.live or job.running or job.record.get("pinned"):
+        return True
+    ended_at = job.record.get("endedAt") or job.record.get("stateSince") or 0
+    return now - ended_at < RECENT_MS
+
+
+def _in_dir(job, directory):
+    cwd = job.record.get("cwd") or ""
+    return cwd == directory or cwd.startswith(directory.rstrip("/") + "/")
+
+
+def sort_key(job):
+    """Pinned first (AV-K7), then the user's order (AV-K13), then oldest first."""
+    record = job.record
+    order = record.get("order")
+    return (not record.get("pinned"), order is None, order or 0, record.get("createdAt") or record.get("startedAt") or 0)
+
+
+@op("list")
+def list_jobs(call):
+    registry = _registry(call)
+    everything = read.flag(call.args, "all")
+    directory = read.text(call.args, "cwd", default=None)
+    now = now_ms()
+    jobs = [job for job in registry.all()
+            if job.state is not None     # not until its start is recorded
+            and (everything or _listed(job, now)) and (directory is None or _in_dir(job, directory))]
+    jobs.sort(key=sort_key)
+    return {"jobs": [job.row() for job in jobs]}
+
+
+@op("resolve", quick=True)
+def resolve(call):
+    query = read.text(call.args, "query", min_length=1)
+    return {"id": _registry(call).resolve(query).id}
+
+
+@op("stop")
+def stop(call):
+    job = _job(call)
+    _registry(call).runner.stop(job)
+    return {"id": job.id}
+
+
+@op("rm")
+def rm(call):
+    registry = _registry(call)
+    job = _job(call)
+    registry.runner.stop(job)   # live: stopped first; ended: anything left of it ends too
+    if job.finisher is not None:
+        job.finisher.join(timeout=10)
+    registry.remove(job)
+    return {"id": job.id}
+
+
+@op("respawn")
+def respawn(call):
+    """Start an ended job again (the profile's resume argv when it has one); `restart`
+    also restarts a live one and lifts the crash-loop hold. `all`: every job that ended
+    without finishing (stopped, reaped or failed), and with `restart` the live ones."""
+    registry = _registry(call)
+    restart = read.flag(call.args, "restart")
+    prompt = read.text(call.args, "prompt", default=None)
+    if read.flag(call.args, "all"):
+        targets = [job for job in sorted(registry.all(), key=sort_key)
+                   if (job.state in ("stopped", "failed") and not job.running) or (restart and job.running)]
+    else:
+        if not call.args.get("id"):
+            raise bad_request("id is required unless all is true")
+        targets = [_job(call)]
+    results = []
+    for job in targets:
+        try:
+            if job.running:
+                if not restart:
+                    results.append({"id": job.id, "started": False,
+                                    "error": "it is running (restart starts it again)"})
+                    continue
+                registry.runner.stop(job)
+            registry.runner.wake(job, restart=restart)
+            if prompt and prompt.strip():
+                job_replies.queue(registry, job, prompt.strip())
+            results.append({"id": job.id, "started": True})
+        except RoostError as error:
+            results.append({"id": job.id, "started": False, "error": error.text})
+    return {"results": results}
+
+
+@op("pin")
+def pin(call):
+    job = _job(call)
+    pinned = read.flag(call.args, "pinned", default=None)
+    if pinned is None:
+        raise bad_request("pinned is required")
+    _registry(call).change(job, pinned=pinned)
+    return {"id": job.id, "pinned": pinned}
+
+
+@op("rename")
+def rename(call):
+    job = _job(call)
+    name = launching.fold_name(read.text(call.args, "name", min_length=1, trim=True))
+    _registry(call).change(job, name=launching.check_name(name))
+    return {"id": job.id, "name": job.name}
+
+
+@op("reorder")
+def reorder(call):
+    """AV-K13: these jobs, in this order, within the section `key`; the rest of that
+    section keeps its place (the moved ones go where the first of them was)."""
+    registry = _registry(call)
+    ids = read.strings(call.args, "ids")
+    key = read.text(call.args, "key", min_length=1)
+    moved = []
+    for job_id in ids:
+        job = registry.get(job_id)
+        if job is None:
+            raise not_found(f"no job {job_id!r}")
+        if job not in moved:
+            moved.append(job)
+    section = sorted((job for job in registry.all()
+                      if job.record.get("orderKey") == key and job.record.get("order") is not None),
+                     key=lambda job: job.record["order"])
+    at = next((index for index, job in enumerate(section) if job in moved), len(section))
+    rest = [job for job in section if job not in moved]
+    at = min(at, len(rest))
+    ordered = rest[:at] + moved + rest[at:]
+    for position, job in enumerate(ordered):
+        if job.record.get("order") != position or job.record.get("orderKey") != key:
+            registry.change(job, order=position, orderKey=key)
+    return {}
+
+
+@op("reply")
+def reply(call):
+    registry = _registry(call)
+    job = _job(call)
+    text = read.text(call.args, "text", min_length=1, trim=True)
+    mode = read.choice(call.args, "mode", ("steer", "followUp"), default="followUp")
+    request_id = launching.request_id(call.args)
+    return job_replies.reply(registry, job, text, mode, request_id)

@@ -1,0 +1,92 @@
+"""What the job tests share: starting jobs on a test daemon, reading rows and logs, and
+finding a job's processes the way `stop` does (its identity in /proc/*/environ)."""
+
+import json
+import os
+
+from conftest import AGENTS, PYTHON, wait_for
+
+ROW_FIELDS = ("id", "cwd", "kind", "startedAt", "state", "pid", "status", "waitingFor",
+              "sessionFile", "name", "endedAt", "summary", "question", "choices", "model",
+              "thinking", "context", "error", "stateSince", "reaped", "pinned", "order", "orderKey")
+
+
+def agent(name, *args):
+    return [PYTHON, os.path.join(AGENTS, name), *[str(arg) for arg in args]]
+
+
+def dispatch(daemon, command, cwd="/tmp", **extra):
+    args = {"kind": "shell", "cwd": cwd, "command": command, "env": {}, "name": "",
+            "sessionFile": "", "origin": "dispatch", **extra}
+    return daemon.call("dispatch", **args)["id"]
+
+
+def row(daemon, job_id):
+    for item in daemon.call("list", all=True)["jobs"]:
+        if item["id"] == job_id:
+            return item
+    return None
+
+
+def wait_row(daemon, job_id, predicate, timeout=10, what=None):
+    def check():
+        current = row(daemon, job_id)
+        return current if current is not None and predicate(current) else None
+    return wait_for(check, timeout=timeout, interval=0.02, what=what or f"job {job_id} to change")
+
+
+def wait_state(daemon, job_id, *states, timeout=10):
+    return wait_row(daemon, job_id, lambda current: current["state"] in states, timeout,
+                    what=f"job {job_id} to be {' or '.join(states)}")
+
+
+def output(home, job_id):
+    path = os.path.join(home, "jobs", job_id, "output.log")
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except FileNotFoundError:
+        return ""
+
+
+def job_record(home, job_id):
+    with open(os.path.join(home, "jobs", job_id, "job.json")) as handle:
+        return json.load(handle)
+
+
+def job_processes(job_id):
+    """Live processes (not zombies) whose environment carries the job's identity."""
+    found = []
+    marker = f"\0ROOST_JOB_ID={job_id}\0".encode()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as handle:
+                environ = b"\0" + handle.read()
+        except OSError:
+            continue
+        if marker in environ:
+            found.append(int(name))
+    return found
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def write_config(home, config):
+    path = os.path.join(home, "roost.json")
+    with open(path + ".tmp", "w") as handle:
+        json.dump(config, handle)
+    os.replace(path + ".tmp", path)
+
+
+def ticks(text):
+    """The numbers of `tick N` lines (works_a_while.py) in order."""
+    return [int(line.split()[1]) for line in text.replace("\r", "").split("\n")
+            if line.startswith("tick ") and line.split()[1].isdigit()]

@@ -1,0 +1,309 @@
+"""The keeper on its own (roost/keeper.py): a real `roost keeper` process driven over its
+socket with a blocking client, the way the daemon drives it (fds by SCM_RIGHTS)."""
+
+import array
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+from conftest import PYTHON, ROOT, wait_for
+from roost import keeper as keeper_module
+
+
+class KeeperConnection:
+    def __init__(self, path):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(15)
+        self.sock.connect(path)
+        self.buffer = b""
+        self.fds = []
+        self.events = []
+        self.next_id = 0
+
+    def read_message(self):
+        while b"\n" not in self.buffer:
+            data, ancillary, flags, _ = self.sock.recvmsg(65536, socket.CMSG_SPACE(253 * 4))
+            assert not flags & socket.MSG_CTRUNC
+            for _, _, payload in ancillary:
+                received = array.array("i")
+                received.frombytes(payload[:len(payload) - len(payload) % 4])
+                self.fds.extend(received)
+            if not data:
+                raise EOFError("the keeper closed the connection")
+            self.buffer += data
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        message = json.loads(line)
+        carried = [self.fds.pop(0) for _ in range(message.get("fds", 0))]
+        return message, carried
+
+    def call(self, op, **args):
+        self.next_id += 1
+        self.sock.sendall(json.dumps({"id": self.next_id, "op": op, **args}).encode() + b"\n")
+        while True:
+            message, carried = self.read_message()
+            if "event" in message:
+                self.events.append(message)
+                continue
+            assert message["id"] == self.next_id
+            return message, carried
+
+    def wait_event(self, job, timeout=10):
+        deadline = time.monotonic() + timeout
+        while True:
+            for event in self.events:
+                if event.get("job") == job:
+                    return event
+            self.sock.settimeout(max(0.01, deadline - time.monotonic()))
+            message, carried = self.read_message()
+            assert "event" in message, message
+            self.events.append(message)
+
+    def close(self):
+        self.sock.close()
+
+
+def read_until(fd, needle, timeout=10):
+    """Everything the pty gives until `needle` shows (or EOF)."""
+    out = b""
+    deadline = time.monotonic() + timeout
+    os.set_blocking(fd, False)
+    while needle not in out:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {needle!r} in {out!r}")
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            time.sleep(0.005)
+            continue
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    return out
+
+
+@pytest.fixture
+def keeper(home):
+    os.makedirs(os.path.join(home, "jobs"), mode=0o700)
+    env = {**os.environ, "PYTHONPATH": ROOT, "ROOST_HOME": home}
+    log = open(os.path.join(home, "keeper.log"), "ab")
+    # Started with signals blocked, as a keeper may inherit them: its jobs must not.
+    process = subprocess.Popen([PYTHON, "-m", "roost", "keeper", "--home", home], env=env,
+                               stdout=log, stderr=log, start_new_session=True,
+                               preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGINT}))
+    path = keeper_module.socket_path(home)
+
+    def connect():
+        try:
+            return KeeperConnection(path)
+        except OSError:
+            assert process.poll() is None, "the keeper exited"
+            return None
+
+    connection = wait_for(connect, what="the keeper to listen")
+    connection.process = connection_process = process
+    connection.home = home
+    yield connection
+    connection.close()
+    if connection_process.poll() is None:
+        connection_process.kill()
+    connection_process.wait(5)
+    log.close()
+
+
+def spawn(keeper, job, argv, cwd="/tmp", env=None, umask=0o022, rows=24, cols=80):
+    os.makedirs(os.path.join(keeper.home, "jobs", job), exist_ok=True)
+    return keeper.call("spawn", job=job, argv=argv, env=env if env is not None else {"PATH": os.environ["PATH"]},
+                       cwd=cwd, rows=rows, cols=cols, umask=umask)
+
+
+def test_hello_names_the_version_and_the_socket_is_owner_only(keeper):
+    answer, _ = keeper.call("hello", version=keeper_module.VERSION)
+    assert answer["ok"] and answer["version"] == keeper_module.VERSION and answer["pid"] == keeper.process.pid
+    mode = os.stat(keeper_module.socket_path(keeper.home)).st_mode & 0o777
+    assert mode == 0o600
+
+
+def test_a_job_runs_on_its_own_pty_session_with_defaults_restored(keeper):
+    script = "tty; ps -o pid=,pgid=,sid= -p $$; umask; pwd; stty size; echo done"
+    answer, fds = spawn(keeper, "j1", ["sh", "-c", script], cwd="/usr", umask=0o027, rows=33, cols=101)
+    assert answer["ok"], answer
+    pid = answer["pid"]
+    lines = [line.strip() for line in read_until(fds[0], b"done").decode().splitlines()]
+    assert lines[0].startswith("/dev/pts/")                       # a controlling terminal
+    assert lines[1].split() == [str(pid)] * 3                     # its own group and session
+    assert lines[2] == "0027" and lines[3] == "/usr" and lines[4] == "33 101"
+    event = keeper.wait_event("j1")
+    assert event["code"] == 0 and event["pid"] == pid
+    os.close(fds[0])
+    # grep reads its own mask and dispositions as the keeper gave them (a shell would
+    # change its own): the keeper runs with signals blocked and ignored, the job not.
+    answer, fds = spawn(keeper, "j1b", ["grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status"])
+    out = read_until(fds[0], b"SigIgn").decode()
+    out += read_until(fds[0], b"\n").decode()
+    fields = dict(line.split(":") for line in out.replace("\r", "").split("\n") if ":" in line)
+    assert int(fields["SigBlk"], 16) == 0
+    # Nothing ignored but glibc's two internal signals (32, 33), which cannot be named.
+    assert int(fields["SigIgn"], 16) & ~((1 << 31) | (1 << 32)) == 0
+    os.close(fds[0])
+
+
+def test_exec_errors_come_back_as_a_clear_refusal(keeper):
+    answer, fds = spawn(keeper, "j2", ["/nonexistent/program"])
+    assert not answer["ok"] and "No such file or directory" in answer["error"] and not fds
+    answer, _ = spawn(keeper, "j3", ["no-such-program-anywhere"])
+    assert not answer["ok"] and "not found" in answer["error"]
+    answer, _ = spawn(keeper, "j4", ["true"], cwd="/nonexistent")
+    assert not answer["ok"] and "/nonexistent" in answer["error"]
+    for bad in ("../escape", "..", ".", "a/b", ""):
+        answer, _ = keeper.call("spawn", job=bad, argv=["true"], env={}, cwd="/")
+        assert not answer["ok"], bad
+
+
+def test_exit_status_is_recorded_and_the_master_kept_until_released(keeper):
+    answer, fds = spawn(keeper, "j5", ["sh", "-c", "echo last words; exit 7"])
+    master = fds[0]
+    event = keeper.wait_event("j5")
+    assert event["code"] == 7 and event["signal"] is None
+    with open(os.path.join(keeper.home, "jobs", "j5", "exit.json")) as handle:
+        recorded = json.load(handle)
+    assert recorded["code"] == 7 and recorded["pid"] == answer["pid"] and recorded["version"] == 1
+    os.close(master)
+    # Exited but not released: still listed with its exit, and its output still there.
+    listed, fds = keeper.call("fds")
+    assert [item["job"] for item in listed["jobs"]] == ["j5"] and listed["jobs"][0]["exited"]["code"] == 7
+    assert b"last words" in read_until(fds[0], b"last words")
+    os.close(fds[0])
+    keeper.call("release", job="j5")
+    listed, fds = keeper.call("fds")
+    assert listed["jobs"] == [] and fds == []
+
+
+def test_signal_reaches_the_group_and_a_killed_job_says_so(keeper):
+    answer, fds = spawn(keeper, "j6", ["sh", "-c", "sleep 30 & sleep 30; echo never"])
+    sent, _ = keeper.call("signal", job="j6", signal="SIGTERM", group=True)
+    assert sent["sent"]
+    event = keeper.wait_event("j6")
+    assert event["signal"] == signal.SIGTERM and event["code"] is None
+    os.close(fds[0])
+    # Its group is gone too: the background sleep got the signal.
+    wait_for(lambda: not any(_in_group(answer["pid"])), what="the job's group to end")
+
+
+def _in_group(pgid):
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                yield int(name)
+
+
+def test_many_fds_travel_in_batches(keeper):
+    count = 210    # more than one sendmsg may carry (SCM_MAX_FD is 253)
+    pids = {}
+    for index in range(count):
+        answer, fds = spawn(keeper, f"m{index}", ["sleep", "60"])
+        assert answer["ok"], answer
+        pids[f"m{index}"] = answer["pid"]
+        os.close(fds[0])
+    listed, fds = keeper.call("fds")
+    assert len(listed["jobs"]) == count == len(fds)
+    for info, fd in zip(listed["jobs"], fds):
+        assert pids[info["job"]] == info["pid"]
+        assert os.isatty(fd)
+        os.close(fd)
+    for job in pids:
+        keeper.call("signal", job=job, signal=signal.SIGKILL, group=True)
+
+
+def test_bye_ends_the_keeper_once_no_job_runs(keeper):
+    answer, fds = spawn(keeper, "j7", ["sleep", "30"])
+    done, done_fds = spawn(keeper, "j7b", ["true"])
+    keeper.wait_event("j7b")          # ended, never released: it does not hold the keeper
+    keeper.call("bye")
+    listed, held = keeper.call("fds")  # answered after the bye: a job runs, the keeper stays
+    assert {item["job"] for item in listed["jobs"]} == {"j7", "j7b"}
+    for fd in held + fds + done_fds:
+        os.close(fd)
+    keeper.call("signal", job="j7", signal="SIGKILL", group=True)
+    assert keeper.process.wait(10) == 0
+    assert not os.path.exists(keeper_module.socket_path(keeper.home))
+
+
+def test_a_hello_after_bye_keeps_the_keeper(keeper):
+    answer, fds = spawn(keeper, "j9", ["sh", "-c", "sleep 0.2"])
+    keeper.call("bye")
+    keeper.call("hello", version=keeper_module.VERSION)   # a new daemon came
+    keeper.wait_event("j9")
+    listed, held = keeper.call("fds")
+    assert listed["jobs"][0]["job"] == "j9" and keeper.process.poll() is None
+    for fd in held + fds:
+        os.close(fd)
+
+
+def test_orphans_are_reaped_by_the_keeper(keeper):
+    # The shell leaves a background child and exits; the keeper (subreaper) inherits
+    # and reaps it, so no zombie is left behind.
+    answer, fds = spawn(keeper, "j8", ["sh", "-c", "(sleep 0.3; exit 0) & echo $!"])
+    orphan = int(read_until(fds[0], b"\n").split()[0])
+    keeper.wait_event("j8")
+    wait_for(lambda: not os.path.exists(f"/proc/{orphan}"), what="the orphan to be reaped")
+    os.close(fds[0])
+
+
+def test_a_second_keeper_for_the_same_home_refuses(keeper):
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    out = subprocess.run([PYTHON, "-m", "roost", "keeper", "--home", keeper.home], env=env,
+                         capture_output=True, timeout=15)
+    assert out.returncode == 1 and b"another keeper" in out.stderr
+
+
+def test_another_user_cannot_talk_to_it(keeper):
+    if os.getuid() != 0:
+        pytest.skip("needs root to act as another user")
+    path = keeper_module.socket_path(keeper.home)
+    # Open the way to the socket for everyone, so only the keeper's own check of the
+    # peer's uid stands between another user and it.
+    opened = [(directory, os.stat(directory).st_mode & 0o777)
+              for directory in (os.path.dirname(os.path.dirname(path)), os.path.dirname(path))]
+    for directory, _ in opened:
+        os.chmod(directory, 0o755)
+    os.chmod(path, 0o666)
+    try:
+        pid = os.fork()
+        if pid == 0:
+            status = 2
+            try:
+                os.setgid(65534)
+                os.setuid(65534)
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.settimeout(5)
+                sock.connect(path)        # the way is open: this works
+                status = 1
+                try:
+                    sock.sendall(b'{"id":1,"op":"hello"}\n')
+                    status = 0 if sock.recv(100) == b"" else 1      # closed unanswered
+                except (ConnectionResetError, BrokenPipeError):
+                    status = 0
+            except OSError:
+                status = 3
+            finally:
+                os._exit(status)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.chmod(path, 0o600)
+        for directory, mode in reversed(opened):
+            os.chmod(directory, mode)
+    assert os.waitstatus_to_exitcode(status) == 0
+    # The keeper's own user is still served.
+    assert keeper.call("hello", version=1)[0]["ok"]
