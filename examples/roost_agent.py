@@ -1,0 +1,1 @@
+../roost_agent.py

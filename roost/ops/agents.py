@@ -1,0 +1,111 @@
+"""The agent protocol's own ops: report and ack (spec "report", "Replies", M31).
+
+An agent proves it speaks for a job with the job's token, compared in constant time and
+good for that job only. An accepted report sets the row (a full snapshot: what is left
+out is null), makes the connection a Session and the job's, and from then on the reports,
+not the screen, own the row.
+"""
+
+import hmac
+
+from ..errors import RoostError
+from . import args as read
+from . import op
+
+STATES = ("working", "blocked", "done", "failed")
+STATUSES = ("busy", "waiting", "idle")
+WAITING_FOR = ("dialog", "question", "first-prompt")
+# The spec's limits: longer text is cut, not refused.
+LIMITS = {"summary": 500, "question": 2000, "tool": 100, "error": 1000, "name": 200,
+          "model": 200, "thinking": 100}
+MAX_CHOICES = 20
+MAX_CHOICE = 200
+RESERVED_NAMES = ("concierge",)
+
+
+def job_for(call):
+    """The job named by args.id whose token args.token carries."""
+    registry = getattr(call.daemon, "jobs", None)
+    job_id = read.text(call.args, "id", min_length=1)
+    token = read.text(call.args, "token")
+    job = registry.get(job_id) if registry is not None else None
+    if job is None:
+        raise RoostError("not_found", f"no job {job_id}")
+    if not hmac.compare_digest(token.encode("utf-8"), job.token.encode("utf-8")):
+        raise RoostError("unauthorized", "this token is not the job's: stop speaking for it")
+    return job
+
+
+def _cut(value, field):
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise RoostError("bad_request", f"report.{field} must be a string or null")
+    if field == "name":
+        value = " ".join(value.split())   # names are folded to one line
+    return value[:LIMITS[field]]
+
+
+def _enum(value, field, options):
+    if value is None:
+        return None
+    if value not in options:
+        raise RoostError("bad_request", f"report.{field} must be one of {', '.join(options)} or null")
+    return value
+
+
+def row_fields(report):
+    """The row's fields from a report: checked, cut to the spec's limits, null-filled."""
+    state = report.get("state")
+    if state not in STATES:
+        raise RoostError("bad_request", f"report.state must be one of {', '.join(STATES)}")
+    choices = report.get("choices") or []
+    if not isinstance(choices, list) or not all(isinstance(choice, str) for choice in choices):
+        raise RoostError("bad_request", "report.choices must be a list of strings")
+    fields = {
+        "status": _enum(report.get("status"), "status", STATUSES),
+        "waitingFor": _enum(report.get("waitingFor"), "waitingFor", WAITING_FOR),
+        "choices": [choice[:MAX_CHOICE] for choice in choices[:MAX_CHOICES]],
+    }
+    for field in ("summary", "question", "tool", "error", "model", "thinking"):
+        fields[field] = _cut(report.get(field), field)
+    name = _cut(report.get("name"), "name")
+    if name and name.lower() not in RESERVED_NAMES:
+        fields["name"] = name
+    for field in ("context", "usage"):
+        value = report.get(field)
+        fields[field] = value if isinstance(value, dict) else None
+    return state, fields
+
+
+@op("report")
+def report(call):
+    job = job_for(call)
+    snapshot = read.mapping(call.args, "report")
+    state, fields = row_fields(snapshot)
+    registry = call.daemon.jobs
+    if not registry.runs(job):
+        raise RoostError("unauthorized", f"job {job.id} has ended: stop speaking for it")
+    hello = getattr(call.conn, "hello", None)
+    if hello is not None:
+        fields["capabilities"] = hello["capabilities"]
+    links = call.daemon.agent_links
+    if snapshot.get("agentItems") is True:
+        links.agent_items.add(job.id)
+    else:
+        links.agent_items.discard(job.id)
+    registry.change(job, state=state, reported=True, **fields)
+    links.bind(job, call.conn)
+    return {}
+
+
+@op("ack")
+def ack(call):
+    job = job_for(call)
+    seq = read.integer(call.args, "seq", minimum=0)
+    exact = read.flag(call.args, "exact")
+    registry = call.daemon.jobs
+    before = job.row()
+    if job.replies().ack(seq, exact=exact):
+        registry.notify(job, before)
+    return {}

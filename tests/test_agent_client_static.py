@@ -1,0 +1,162 @@
+"""roost_agent.py is one file any script copies: the rules it must keep, checked on its
+source and by running it under bare interpreters (issue 4: standard library only,
+Python 3.8, runs under `python3 -I -S`, writes nothing to stdout or stderr)."""
+
+import ast
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+AGENT_FILE = os.path.join(ROOT, "roost_agent.py")
+
+
+def source():
+    with open(AGENT_FILE, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def tree():
+    return ast.parse(source(), filename=AGENT_FILE)
+
+
+def imported_modules(module_tree):
+    for node in ast.walk(module_tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name.split(".")[0], node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            # A relative import would need a package around the file: there is none.
+            yield ("." * node.level + (node.module or "")).split(".")[0] or ".", node.lineno
+
+
+def test_it_imports_only_the_standard_library():
+    outside = [(name, line) for name, line in imported_modules(tree())
+               if name not in sys.stdlib_module_names]
+    assert outside == [], f"roost_agent.py imports outside the standard library: {outside}"
+
+
+def test_the_import_check_sees_a_foreign_import():
+    # The rule above must be able to fail.
+    names = [name for name, _ in imported_modules(ast.parse("import gevent\nfrom .x import y\nimport json"))]
+    assert [name for name in names if name not in sys.stdlib_module_names] == ["gevent", "."]
+
+
+def test_it_parses_as_python_3_8():
+    ast.parse(source(), filename=AGENT_FILE, feature_version=(3, 8))
+    with pytest.raises(SyntaxError):   # and the check knows 3.8 from newer grammar
+        ast.parse("match x:\n    case 1:\n        pass\n", feature_version=(3, 8))
+
+
+# Newer-than-3.8 names the grammar check cannot see (the interpreter test below runs the file
+# under a real 3.8 where one is installed).
+NEWER_THAN_3_8 = ("removeprefix", "removesuffix", "functools.cache", "zoneinfo", "graphlib",
+                  "math.lcm", "str | None", "list[", "dict[", "tuple[", "set[")
+
+
+def test_no_names_newer_than_3_8():
+    text = source()
+    assert [name for name in NEWER_THAN_3_8 if name in text] == []
+
+
+def writes_to_stdio(module_tree):
+    found = []
+    for node in ast.walk(module_tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("print", "input"):
+            found.append((node.func.id, node.lineno))
+        elif isinstance(node, ast.Attribute) and node.attr in (
+                "stdout", "stderr", "__stdout__", "__stderr__", "print_exc", "print_exception",
+                "print_stack", "basicConfig", "StreamHandler"):
+            found.append((node.attr, node.lineno))
+        elif isinstance(node, ast.Name) and node.id in ("StreamHandler", "basicConfig"):
+            found.append((node.id, node.lineno))
+    return found
+
+
+def test_it_never_writes_to_stdout_or_stderr_itself():
+    assert writes_to_stdio(tree()) == []
+
+
+def test_the_stdio_check_sees_a_print():
+    sample = "import sys, logging\nprint(1)\nsys.stderr.write('x')\nlogging.basicConfig()\n"
+    assert sorted(name for name, _ in writes_to_stdio(ast.parse(sample))) == ["basicConfig", "print", "stderr"]
+
+
+def test_its_logger_has_a_null_handler_and_nothing_else():
+    script = ("import sys; sys.path.insert(0, %r); import logging, roost_agent; "
+              "print([type(h).__name__ for h in logging.getLogger('roost_agent').handlers])" % ROOT)
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", script], env={}, capture_output=True, timeout=30)
+    assert out.stdout.decode().strip() == "['NullHandler']", out.stderr
+
+
+def interpreters():
+    """This test run's Python, and a real 3.8 when one is installed (pyenv or PATH)."""
+    found = [sys.executable]
+    candidates = [shutil.which("python3.8")] + sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.8*/bin/python3.8")))
+    for candidate in candidates:
+        if not candidate:
+            continue
+        try:
+            check = subprocess.run([candidate, "-c", "import sys; print(sys.version_info[:2])"],
+                                   capture_output=True, timeout=30)
+        except OSError:
+            continue
+        if check.returncode == 0 and check.stdout.strip() == b"(3, 8)":
+            found.append(candidate)
+            break
+    return found
+
+
+def run_isolated(python, code, env):
+    """`python -I -S -c CODE` with only `env`: no site-packages, no user settings."""
+    script = "import sys; sys.path.insert(0, %r)\n%s" % (ROOT, code)
+    return subprocess.run([python, "-I", "-S", "-c", script], env=env, capture_output=True, timeout=60)
+
+
+@pytest.mark.parametrize("python", interpreters())
+def test_outside_a_job_from_env_is_none_under_a_bare_interpreter(python):
+    out = run_isolated(python, "import roost_agent\nprint(roost_agent.RoostAgent.from_env('x') is None)", env={})
+    assert out.returncode == 0, out.stderr.decode()
+    assert out.stdout == b"True\n" and out.stderr == b""
+
+
+@pytest.mark.parametrize("python", interpreters())
+def test_a_job_without_a_daemon_runs_quietly_under_a_bare_interpreter(python, tmp_path):
+    # Every thread's path up to the socket runs: report (connect, back off), a request that
+    # is refused for want of a connection, close. Not one byte on stdout or stderr.
+    code = (
+        "import roost_agent\n"
+        "agent = roost_agent.RoostAgent.from_env('quiet', version='1', on_reply=lambda r: None)\n"
+        "assert agent is not None and agent.job_id == 'job-1'\n"
+        "agent.report('blocked', question='which?', choices=['a', 'b'])\n"
+        "try:\n"
+        "    agent.request('task', {'action': 'list'}, timeout=0.2)\n"
+        "except TimeoutError:\n"
+        "    pass\n"
+        "agent.close(timeout=0.3)\n"
+        "try:\n"
+        "    agent.request('task', {'action': 'list'})\n"
+        "except roost_agent.RoostError as error:\n"
+        "    assert error.code == 'disconnected'\n"
+    )
+    env = {"PI_JOB_ID": "job-1", "PI_JOB_TOKEN": "secret", "PI_DAEMON_SOCK": str(tmp_path / "none.sock"),
+           "PI_JOB_DIR": str(tmp_path)}
+    out = run_isolated(python, code, env=env)
+    assert out.returncode == 0, out.stderr.decode()
+    assert (out.stdout, out.stderr) == (b"", b"")
+
+
+def test_new_variable_names_come_before_the_old_ones(tmp_path):
+    sys.path.insert(0, ROOT)
+    import roost_agent
+
+    env = {"ROOST_JOB_ID": "new", "PI_JOB_ID": "old", "PI_JOB_TOKEN": "t", "PI_DAEMON_SOCK": "/x",
+           "ROOST_JOB_DIR": str(tmp_path)}
+    agent = roost_agent.RoostAgent.from_env("x", env=env)
+    assert agent.job_id == "new" and agent._socket_path == "/x" and agent._job_dir == str(tmp_path)
+    assert roost_agent.RoostAgent.from_env("x", env={"ROOST_JOB_ID": "j", "ROOST_SOCKET": "/x"}) is None
