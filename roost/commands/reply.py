@@ -19,11 +19,13 @@ def describe(result):
         return "already taken (the same request was sent before)"
     if result.get("stopped"):
         return "the job was stopped"
+    if result.get("delivered") and result.get("saved"):
+        return "delivered to the agent (kept until it acknowledges it)"
     if result.get("delivered"):
         return "typed and submitted"
     if result.get("saved"):
         started = " (the job is starting again)" if result.get("respawned") else ""
-        return "queued: typed once it waits for input" + started
+        return "queued: it reaches the agent once it waits for input" + started
     return "not submitted"
 
 
