@@ -6,7 +6,6 @@ the socket is touched (so of two daemons started at once exactly one serves), a 
 socket removed only when nothing answers on it.
 """
 
-import fcntl
 import logging
 import os
 import resource
@@ -16,7 +15,7 @@ import stat
 import sys
 import time
 
-from . import paths
+from . import paths, pidlock
 
 log = logging.getLogger(__name__)
 
@@ -42,19 +41,6 @@ def check_home(home):
         raise HomeRefused(f"{home} is world-writable; roost will not keep its state there")
     if stat.S_IMODE(info.st_mode) != 0o700:
         os.chmod(home, 0o700)
-
-
-def take_lock(home):
-    """The daemon's lock (flock): held for its whole life. None if another holds it."""
-    fd = os.open(os.path.join(home, "daemon.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    os.ftruncate(fd, 0)
-    os.write(fd, f"{os.getpid()}\n".encode())
-    return fd
 
 
 def _answers(path):
@@ -162,7 +148,7 @@ def serve(foreground=False, detached=False):
     sock_path = paths.default_socket(home)
     try:
         check_home(home)
-        lock = take_lock(home)
+        lock = pidlock.take(os.path.join(home, "daemon.lock"))
         if lock is None:
             raise HomeRefused(f"a roost daemon already serves {home}")
         logs.setup(home, foreground)
@@ -211,26 +197,8 @@ def _start_hooks():
     return [daemon_started, link_agents]
 
 
-def start_detached(env=None, timeout=10.0):
-    """Start `roost daemon --foreground` as a fresh detached process (no double fork:
-    the frozen binary must not fork itself) and wait until it answers."""
-    import subprocess
-
-    from .userenv import detached_environ, roost_command
-
-    environ = detached_environ(env)
-    with open(os.devnull, "rb") as null_in, open(os.devnull, "wb") as null_out:
-        process = subprocess.Popen(roost_command() + ["daemon", "--foreground", "--detached"],
-                                   stdin=null_in, stdout=null_out, stderr=subprocess.PIPE,
-                                   start_new_session=True, env=environ, close_fds=True)
-    return process
-
-
 def main(argv):
-    """`roost daemon [--foreground]` (argv after the subcommand)."""
-    if "--foreground" in argv:
-        detached = "--detached" in argv   # how start_detached() runs it
-        return serve(foreground=not detached, detached=detached)
-    from .client import ensure_daemon
-
-    return ensure_daemon(announce=True)
+    """`roost daemon --foreground [--detached]` (argv after the subcommand); `roost
+    daemon` without --foreground is the CLI's (roost/commands/daemon.py)."""
+    detached = "--detached" in argv   # how the CLI starts it: no terminal, stdio to files
+    return serve(foreground=not detached, detached=detached)

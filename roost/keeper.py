@@ -23,7 +23,6 @@ There is no resize: the daemon sets the window size on its own copy of the maste
 """
 
 import ctypes
-import fcntl
 import json
 import logging
 import os
@@ -34,6 +33,7 @@ import socket
 import sys
 import time
 
+from . import pidlock
 from .keeper_wire import MAX_LINE, VERSION, Peer, peer_uid, socket_path
 from .pty_spawn import SpawnRefused, spawn_on_pty
 
@@ -382,18 +382,6 @@ def _set_subreaper():
         log.error("prctl(PR_SET_CHILD_SUBREAPER) failed: errno %d", ctypes.get_errno())
 
 
-def _take_lock(home):
-    fd = os.open(os.path.join(home, "keeper.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    os.ftruncate(fd, 0)
-    os.write(fd, f"{os.getpid()}\n".encode())
-    return fd
-
-
 def main(argv):
     """`roost keeper --home H` (argv after the subcommand)."""
     home = None
@@ -412,7 +400,7 @@ def main(argv):
     if not os.path.isdir(home):
         sys.stderr.write(f"roost keeper: {home} is not a directory\n")
         return 1
-    lock = _take_lock(home)
+    lock = pidlock.take(os.path.join(home, "keeper.lock"))
     if lock is None:
         sys.stderr.write(f"roost keeper: another keeper serves {home}\n")
         return 1
