@@ -91,3 +91,27 @@ def test_an_idle_job_is_reaped_and_a_reply_wakes_it(daemon):
     assert row(daemon, job_id)["reaped"] is False
     # The pinned one was never reaped, though it waited as long.
     assert row(daemon, pinned)["state"] == "blocked"
+
+
+def test_a_child_that_never_reads_stalls_only_its_own_job(daemon):
+    """A reply far larger than the pty's input buffer, to an agent that never reads: the
+    write stalls, and meanwhile every other connection is served as before."""
+    import threading
+
+    job_id = dispatch(daemon, agent("ignores_input.py"))
+    wait_row(daemon, job_id, lambda current: current["state"] == "blocked", what="it to wait")
+    answers = []
+    stuck = threading.Thread(target=lambda: answers.append(
+        daemon.call("reply", id=job_id, text="x" * (3 * 1024 * 1024), mode="steer")))
+    stuck.start()
+    try:
+        with daemon.client(timeout=10) as other:
+            for _ in range(200):
+                assert other.call("ping")["pid"]
+                assert other.call("list")["jobs"]
+            assert not answers, "the reply should still be stuck on the full pty"
+        other_job = dispatch(daemon, agent("prompt_echo.py", 0.1))
+        wait_row(daemon, other_job, waiting, what="another job to run meanwhile")
+    finally:
+        stuck.join(120)
+    assert answers and answers[0]["delivered"] is False and answers[0]["error"]

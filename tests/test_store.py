@@ -67,3 +67,42 @@ def test_writes_are_private_and_keep_unknown_fields(tmp_path):
     store.write_json(path, value)
     assert store.read_json(path) == {"version": 1, "mine": 2, "future": {"x": [1, 2]}}
     assert os.listdir(tmp_path) == ["state.json"]
+
+
+def test_kill_9_of_the_daemon_during_a_burst_of_writes_leaves_every_file_loadable(daemon):
+    import json
+    import threading
+
+    from roost.client import Client
+
+    ids = [daemon.call("dispatch", kind="shell", cwd="/", sessionFile="", env={}, name=f"w{n}",
+                       origin="dispatch", command=["sleep", "60"])["id"] for n in range(6)]
+    counts = [0] * len(ids)
+    stop = threading.Event()
+
+    def burst(index):
+        try:
+            with Client.connect(daemon.socket, timeout=10) as client:
+                while not stop.is_set():
+                    counts[index] += 1
+                    client.call("rename", {"id": ids[index], "name": f"w{index}-{counts[index]}"})
+                    client.call("pin", {"id": ids[index], "pinned": counts[index] % 2 == 0})
+        except Exception:
+            pass   # the daemon died under it: that is the point
+
+    threads = [threading.Thread(target=burst, args=(n,)) for n in range(len(ids))]
+    for thread in threads:
+        thread.start()
+    wait_for(lambda: min(counts) >= 20, what="a burst of writes on every job")
+    daemon.kill9()
+    stop.set()
+    for thread in threads:
+        thread.join(10)
+    for job_id in ids:
+        with open(os.path.join(daemon.home, "jobs", job_id, "job.json")) as handle:
+            assert json.load(handle)["id"] == job_id
+    daemon.start()
+    status = daemon.call("status")
+    assert status["corruptFiles"] == [] and status["totalJobs"] == len(ids)
+    rows = {row["id"]: row for row in daemon.call("list", all=True)["jobs"]}
+    assert all(rows[job_id]["name"].startswith(f"w{n}-") for n, job_id in enumerate(ids))
