@@ -32,11 +32,16 @@ def test_run_list_stop_and_rm(daemon, tmp_path):
     assert refused.returncode == 1 and b"not_found" in refused.stderr
 
 
-def test_run_takes_a_command_with_options_after_a_double_dash(daemon):
+def test_run_takes_a_command_with_options_of_its_own(daemon):
     job_id = run_json(daemon, "run", "--", "sh", "-c", "echo from-sh; exit 3")["id"]
     wait_row(daemon, job_id, lambda current: current["state"] == "failed")
     assert "from-sh" in output(daemon.home, job_id)
     assert daemon.cli("run").returncode == 2
+    # Without the `--`, roost's options end at the command's first word all the same.
+    plain = run_json(daemon, "run", "--name", "plain", "sh", "-c", "echo no-dashes; exit 4")
+    assert plain["name"] == "plain"
+    wait_row(daemon, plain["id"], lambda current: current["state"] == "failed")
+    assert "no-dashes" in output(daemon.home, plain["id"])
     missing = daemon.cli("run", "no-such-program-anywhere")
     assert missing.returncode == 1 and b"not found" in missing.stderr
 

@@ -55,6 +55,8 @@ def run_command(module_name, command, argv, context):
 
     module = importlib.import_module(f"{__name__}.{module_name}")
     try:
+        if hasattr(module, "adjust_argv"):
+            argv = module.adjust_argv(argv)
         opts = docopt(module.__doc__, argv=[command] + argv, default_help=False)
     except DocoptExit:
         context.stderr.write(f"roost {command}: these arguments do not fit its usage\n\n")

@@ -19,6 +19,22 @@ import shutil
 
 from . import ExitStatus
 
+
+
+def adjust_argv(argv):
+    """`roost run sh -c "..."`: roost's options end at the command's first word (the -c
+    is the command's), as if a `--` stood there. With --profile the words are a task,
+    and only an explicit `--` makes them a command."""
+    index = 0
+    while index < len(argv):
+        word = argv[index]
+        if word == "--" or word.startswith("--profile"):
+            return argv
+        if not word.startswith("-") or word == "-":
+            return argv[:index] + ["--"] + argv[index:]
+        index += 2 if word in ("--name", "--cwd") else 1
+    return argv
+
 # This terminal's own description: the job runs on a pty of roost's, of its own size.
 _THE_TERMINALS_OWN = ("TERM", "TERMCAP", "COLUMNS", "LINES", "TERM_PROGRAM", "TERM_PROGRAM_VERSION")
 
