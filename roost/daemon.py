@@ -26,21 +26,27 @@ class HomeRefused(Exception):
 
 def check_home(home):
     """Create the home 0700, or refuse one that is not safely ours."""
+    _check_private_dir(home, "roost's home")
+
+
+def _check_private_dir(path, what):
+    """Make `path` (0700) or accept it only when it is a real directory of ours that no
+    one else may write to."""
     try:
-        info = os.lstat(home)
+        info = os.lstat(path)
     except FileNotFoundError:
-        os.makedirs(home, mode=0o700)
-        info = os.lstat(home)
+        os.makedirs(path, mode=0o700)
+        info = os.lstat(path)
     if stat.S_ISLNK(info.st_mode):
-        raise HomeRefused(f"{home} is a symlink; roost's home must be a real directory")
+        raise HomeRefused(f"{path} is a symlink; {what} must be a real directory")
     if not stat.S_ISDIR(info.st_mode):
-        raise HomeRefused(f"{home} is not a directory")
+        raise HomeRefused(f"{path} is not a directory")
     if info.st_uid != os.getuid():
-        raise HomeRefused(f"{home} belongs to uid {info.st_uid}, not to you (uid {os.getuid()})")
+        raise HomeRefused(f"{path} belongs to uid {info.st_uid}, not to you (uid {os.getuid()})")
     if info.st_mode & 0o002:
-        raise HomeRefused(f"{home} is world-writable; roost will not keep its state there")
+        raise HomeRefused(f"{path} is world-writable; roost will not keep its state there")
     if stat.S_IMODE(info.st_mode) != 0o700:
-        os.chmod(home, 0o700)
+        os.chmod(path, 0o700)
 
 
 def _answers(path):
@@ -55,10 +61,13 @@ def _answers(path):
         probe.close()
 
 
-def bind_socket(path):
+def bind_socket(path, home):
     directory = os.path.dirname(path)
-    if not os.path.isdir(directory):
-        os.makedirs(directory, mode=0o700)
+    if directory != home:
+        # A home too deep for a unix socket: the socket lives in a directory of ours
+        # under the runtime directory (CONTRACT.md), checked like the home itself.
+        _check_private_dir(os.path.dirname(directory), "the socket's directory")
+        _check_private_dir(directory, "the socket's directory")
     if os.path.lexists(path):
         if _answers(path):
             raise HomeRefused(f"another daemon answers on {path}")
@@ -152,7 +161,7 @@ def serve(foreground=False, detached=False):
         if lock is None:
             raise HomeRefused(f"a roost daemon already serves {home}")
         logs.setup(home, foreground)
-        listener = bind_socket(sock_path)
+        listener = bind_socket(sock_path, home)
         if detached:
             _stdio_to_files(home)
     except HomeRefused as refusal:

@@ -161,3 +161,43 @@ def test_hub_ops_are_refused_after_hello(daemon):
         assert client.call("ping")["pid"]
     assert daemon.process.poll() is None
     json.dumps(response)
+
+
+def test_a_home_too_deep_for_a_socket_gets_its_socket_in_a_private_runtime_dir(home, tmp_path):
+    from roost import paths
+
+    deep = os.path.join(home, "d" * 60, "e" * 60)
+    runtime = str(tmp_path / "run")
+    os.makedirs(runtime, mode=0o700)
+    os.makedirs(os.path.dirname(deep), mode=0o700)
+    daemon = DaemonProcess(deep, {"XDG_RUNTIME_DIR": runtime})
+    daemon.socket = paths.default_socket(deep, {"XDG_RUNTIME_DIR": runtime})
+    assert daemon.socket.startswith(runtime + "/roost-")
+    daemon.start()
+    try:
+        assert oct(os.stat(os.path.dirname(daemon.socket)).st_mode & 0o777) == oct(0o700)
+        with open(os.path.join(deep, "socket.path")) as handle:
+            assert handle.read().strip() == daemon.socket
+        # The CLI finds it from the home alone.
+        out = daemon.cli("status", "--json")
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout)["socketDir"] == os.path.dirname(daemon.socket)
+    finally:
+        daemon.stop()
+
+
+def test_a_runtime_socket_dir_of_someone_else_is_refused(home, tmp_path):
+    if os.getuid() != 0:
+        pytest.skip("needs root to plant a directory of another user")
+    from roost import paths
+
+    deep = os.path.join(home, "d" * 60, "e" * 60)
+    runtime = str(tmp_path / "run")
+    os.makedirs(runtime, mode=0o700)
+    planted = os.path.dirname(paths.default_socket(deep, {"XDG_RUNTIME_DIR": runtime}))
+    os.makedirs(planted)
+    os.chown(planted, 4321, 4321)
+    env = {**os.environ, "ROOST_HOME": deep, "PYTHONPATH": ROOT, "XDG_RUNTIME_DIR": runtime}
+    out = subprocess.run([PYTHON, "-m", "roost", "daemon", "--foreground"], env=env,
+                         capture_output=True, timeout=20)
+    assert out.returncode == 1 and b"belongs to uid 4321" in out.stderr
