@@ -87,6 +87,17 @@ def _raise_fd_limit():
         resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
 
 
+def _log_greenlet_errors(hub):
+    """A greenlet that dies goes to the log with its traceback (gevent would print it to
+    stderr, which a detached daemon does not have)."""
+    def print_exception(context, kind, value, tb):
+        if kind is not None and issubclass(kind, hub.NOT_ERROR + hub.SYSTEM_ERROR):
+            return
+        log.error("a greenlet died (%s)", context, exc_info=(kind, value, tb))
+
+    hub.print_exception = print_exception
+
+
 class Daemon:
     """What every op reaches through `call.daemon`: the home and the domain objects."""
 
@@ -171,6 +182,7 @@ def serve(foreground=False, detached=False):
         sys.stderr.write(f"roost daemon: cannot start: {error}\n")
         return 1
     _raise_fd_limit()
+    _log_greenlet_errors(gevent.get_hub())
     store.use_threadpool()
     if sock_path != os.path.join(home, "roost.sock"):
         # The home is too deep for a unix socket: say where the socket went.

@@ -128,8 +128,22 @@ def home():
     shutil.rmtree(base, ignore_errors=True)
 
 
+def tracebacks_in_log(home):
+    """What the daemon logged with a traceback: an op that failed inside it, or a greenlet
+    that died. Any of it fails the test that caused it (gevent's "errors are fatal")."""
+    path = os.path.join(home, "daemon.log")
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except FileNotFoundError:
+        return ""
+    return text if "Traceback" in text else ""
+
+
 @pytest.fixture
 def daemon(home):
     process = DaemonProcess(home).start()
     yield process
     process.stop()
+    problems = tracebacks_in_log(home)
+    assert not problems, "the daemon logged a traceback:\n" + problems[-4000:]

@@ -1,0 +1,120 @@
+"""Where a reply's time goes inside the daemon: the replies bench's setup with the daemon
+run through this file, which wraps the delivery path's steps with clocks (nothing else
+changes), then a table of each step's share, per reply.
+
+    .venv/bin/python bench/replies_trace.py [AGENTS [REPLIES]]     # default 500 1000
+
+Steps, each from CLOCK_MONOTONIC (shared by the bench, the daemon and the agents):
+written -> the reply op starts (the daemon wakes, reads, parses, queues); op start -> the
+reply book's durable write starts; the write (store.write_json through the threadpool);
+write done -> the deliver event is sent; sent -> the agent's on_reply is called; and
+the op's end -> its answer read by the bench.
+"""
+
+import json
+import os
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+STEPS = ("total", "to_op", "to_write", "write", "to_send", "send_to_agent", "answer_after")
+
+
+def _percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))]
+
+
+def serve_traced(out_path):
+    """The daemon, with its delivery path's steps timed; the times go to out_path when
+    it stops."""
+    sys.path.insert(0, ROOT)
+    from roost import patching
+
+    patching.patch()
+    from roost import agent_links, daemon, job_replies, store
+
+    trace = []
+
+    def clocked(owner, name, label, key):
+        original = getattr(owner, name)
+
+        def wrapper(*args, **kwargs):
+            started = time.monotonic()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                trace.append((label, key(args), started, time.monotonic()))
+
+        setattr(owner, name, wrapper)
+
+    def book_text(args):
+        pending = args[1].get("pending") or [{}]
+        return os.path.basename(args[0]) + ":" + str(pending[-1].get("text"))
+
+    clocked(job_replies, "reply", "op", lambda args: args[2])
+    clocked(store, "write_json", "write", book_text)
+    clocked(agent_links.AgentLinks, "_send", "send", lambda args: args[3]["text"])
+    stop = daemon.Daemon.stop
+
+    def stop_and_dump(self, *args, **kwargs):
+        with open(out_path, "w") as handle:
+            json.dump(trace, handle)
+        return stop(self, *args, **kwargs)
+
+    daemon.Daemon.stop = stop_and_dump
+    return daemon.main(["--foreground"])
+
+
+def breakdown(trace, timeline):
+    spans = {}
+    for label, key, started, ended in trace:
+        spans.setdefault((label, key), (started, ended))
+    rows = []
+    for text, written, called, answered in timeline:
+        op = spans.get(("op", text))
+        write = spans.get(("write", "replies.json:" + text))
+        send = spans.get(("send", text))
+        if not (op and write and send):
+            continue
+        rows.append({"total": called - written, "to_op": op[0] - written, "to_write": write[0] - op[0],
+                     "write": write[1] - write[0], "to_send": send[0] - write[1],
+                     "send_to_agent": called - send[0], "answer_after": answered - op[1]})
+    return rows
+
+
+def main(agents, samples):
+    sys.path.insert(0, HERE)
+    import replies
+
+    out = tempfile.NamedTemporaryFile(prefix="rr-trace-", suffix=".json", delete=False).name
+    replies.DAEMON = [sys.executable, os.path.abspath(__file__), "--daemon", out]
+    bench = replies.Bench()
+    try:
+        bench.start_agents(agents)
+        bench.time_replies(bench.jobs, 50)
+        bench.timeline = []
+        bench.time_replies(bench.jobs, samples)
+    finally:
+        bench.close()
+    with open(out) as handle:
+        trace = json.load(handle)
+    os.unlink(out)
+    rows = breakdown(trace, bench.timeline)
+    print(f"{len(rows)} replies to {agents} agents (ms)\n")
+    print("| step | p50 | p90 | p99 | max |\n|---|---:|---:|---:|---:|")
+    for step in STEPS:
+        values = [row[step] * 1000 for row in rows]
+        print(f"| {step} | {_percentile(values, 0.5):.3f} | {_percentile(values, 0.9):.3f} | "
+              f"{_percentile(values, 0.99):.3f} | {max(values):.3f} |")
+    print("\nslowest:")
+    for row in sorted(rows, key=lambda row: -row["total"])[:5]:
+        print("  " + ", ".join(f"{step} {row[step] * 1000:.2f}" for step in STEPS))
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--daemon"]:
+        sys.exit(serve_traced(sys.argv[2]))
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 500, int(sys.argv[2]) if len(sys.argv) > 2 else 1000)
