@@ -109,10 +109,12 @@ class Connection:
     def flush(self, timeout):
         """Wait until everything queued was written (used at shutdown)."""
         with gevent.Timeout(timeout, False):
-            while (self._queue or self._busy) and not self.closed:
-                gevent.sleep(0.005)
-            while self._writer is not None and not self.closed:
-                self._writer.join(0.05)
+            worker = self._worker
+            if worker is not None and worker is not gevent.getcurrent():
+                worker.join()
+            writer = self._writer
+            if writer is not None:
+                writer.join()
 
     def close(self):
         if self.closed:
