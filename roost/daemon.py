@@ -6,6 +6,7 @@ the socket is touched (so of two daemons started at once exactly one serves), a 
 socket removed only when nothing answers on it.
 """
 
+import gc
 import logging
 import os
 import resource
@@ -190,6 +191,10 @@ def serve(foreground=False, detached=False):
     daemon = Daemon(home, sock_path, user_umask)
     daemon.stopped = gevent.event.Event()
     ops.load()
+    # What is made so far (modules, the op table) lives as long as the daemon: out of the
+    # collector's way, a full collection walks only what came since, ~1 ms instead of ~5
+    # (issue 3: the loop never pauses over 10 ms while a job floods).
+    gc.freeze()
     daemon.server = Server(daemon, listener)
     for hook in _start_hooks():
         hook(daemon)

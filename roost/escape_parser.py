@@ -43,6 +43,11 @@ class EscapeParser:
         self.handler = handler
         self.reset()
 
+    @property
+    def at_rest(self):
+        """Between sequences: a new parser would go on the same."""
+        return self._ground
+
     def reset(self):
         self._machine = self._states()
         self._ground = next(self._machine)

@@ -116,23 +116,11 @@ class JobRunner:
         term = dict(job.launch.get("term") or {})
         term.pop("typeTask", None)     # roost.job_replies types the task, never the reader
         typed = bool(job.launch.get("taskInArgv") or job.record.get("typedOnce"))
-        terminal = None
-
-        def changed(reading):
-            # Replies waiting to be typed wait on this (roost.job_replies).
-            if reading.get("state") == "working":
-                job.waiting.clear()
-            else:
-                job.waiting.set()
-            gevent.spawn(self._apply_reading, job, terminal, reading)
-
-        def drained():
-            if job.exit is not None and job.finisher is None:
-                job.finisher = gevent.spawn(self._finish, job)
-
         terminal = Terminal(job.id, master, self.registry.job_dir(job), term=term or None,
                             rows=job.launch.get("rows") or 40, cols=job.launch.get("cols") or 120,
-                            on_change=changed, on_eof=drained, typed=typed)
+                            typed=typed)
+        hooks = _TerminalHooks(self, job, terminal)
+        terminal.on_change, terminal.on_eof = hooks.changed, hooks.drained
         job.terminal = terminal
         job.finisher = None
         job.waiting.clear()
@@ -354,6 +342,29 @@ class JobRunner:
                 job.finisher.join(timeout=DRAIN_WAIT_S + 1)
         self.keeper.bye()
         self.keeper.close()
+
+
+class _TerminalHooks:
+    """What a job's Terminal tells its runner. One small object, not two closures: a few
+    hundred bytes less for each of hundreds of jobs."""
+
+    __slots__ = ("runner", "job", "terminal")
+
+    def __init__(self, runner, job, terminal):
+        self.runner, self.job, self.terminal = runner, job, terminal
+
+    def changed(self, reading):
+        # Replies waiting to be typed wait on this (roost.job_replies).
+        if reading.get("state") == "working":
+            self.job.waiting.clear()
+        else:
+            self.job.waiting.set()
+        gevent.spawn(self.runner._apply_reading, self.job, self.terminal, reading)
+
+    def drained(self):
+        job = self.job
+        if job.exit is not None and job.finisher is None:
+            job.finisher = gevent.spawn(self.runner._finish, job)
 
 
 def _stop_typing(job):

@@ -18,10 +18,11 @@ DISCARDED = ".discarded-"
 
 
 class OutputLog:
+    __slots__ = ("job_dir", "part_limit", "_fd", "_size")
+
     def __init__(self, job_dir, limit):
         os.makedirs(job_dir, mode=0o700, exist_ok=True)
-        self.path = os.path.join(job_dir, LOG_NAME)
-        self.old_path = os.path.join(job_dir, OLD_LOG_NAME)
+        self.job_dir = job_dir
         self.part_limit = max(limit // 2, 4096)
         self._fd = None
         self._size = 0
@@ -29,6 +30,14 @@ class OutputLog:
             if name.startswith(OLD_LOG_NAME + DISCARDED):
                 _remove(os.path.join(job_dir, name))   # left by a daemon that died
         self._open(truncate=False)
+
+    @property
+    def path(self):
+        return os.path.join(self.job_dir, LOG_NAME)
+
+    @property
+    def old_path(self):
+        return os.path.join(self.job_dir, OLD_LOG_NAME)
 
     def _open(self, truncate):
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
@@ -72,7 +81,7 @@ class OutputLog:
 
     def tail(self, size):
         """The last `size` bytes written (from both parts)."""
-        return read_tail(os.path.dirname(self.path), size)
+        return read_tail(self.job_dir, size)
 
     def close(self):
         if self._fd is not None:

@@ -18,6 +18,10 @@ CHUNK = 65536
 
 
 class PtyWriter:
+    # One per job; its watcher is made only once a program does not take its input.
+    __slots__ = ("fd", "job_id", "written", "closed", "_on_progress", "_outbox", "_greenlet",
+                 "_writable")
+
     def __init__(self, fd, job_id, on_progress):
         self.fd = fd
         self.job_id = job_id
@@ -26,7 +30,7 @@ class PtyWriter:
         self._on_progress = on_progress
         self._outbox = bytearray()
         self._greenlet = None
-        self._writable = gevent.get_hub().loop.io(fd, 2)
+        self._writable = None
 
     @property
     def backlog(self):
@@ -55,7 +59,8 @@ class PtyWriter:
         self.closed = True
         if self._greenlet is not None and self._greenlet is not gevent.getcurrent():
             self._greenlet.kill(block=True)
-        self._writable.close()
+        if self._writable is not None:
+            self._writable.close()
 
     def _write_loop(self):
         try:
@@ -63,6 +68,8 @@ class PtyWriter:
                 try:
                     written = os.write(self.fd, self._outbox[:CHUNK])
                 except BlockingIOError:
+                    if self._writable is None:
+                        self._writable = gevent.get_hub().loop.io(self.fd, 2)
                     gevent.socket.wait(self._writable)
                     continue
                 except InterruptedError:

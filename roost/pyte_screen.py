@@ -3,6 +3,7 @@ them, no record of changed rows, and a resize that keeps the cursor's line (the
 screen's cells; roost.screen decides what each sequence means)."""
 
 import pyte
+from pyte.screens import StaticDefaultDict
 
 CSI_METHODS = {
     "@": "insert_characters", "A": "cursor_up", "B": "cursor_down", "C": "cursor_forward",
@@ -56,7 +57,35 @@ class _NoDirtyRows:
 def new_pyte_screen(rows, cols):
     screen = pyte.Screen(cols, rows)
     screen.dirty = _NoDirtyRows()
+    # pyte makes each row as StaticDefaultDict[int, Char](...): through a typing alias,
+    # which the row then keeps (__orig_class__, in a __dict__ of its own), three objects
+    # more a row for the collector to walk. The same row, made plainly:
+    screen.buffer.default_factory = lambda: StaticDefaultDict(screen.default_char)
     return screen
+
+
+# Idle screens' tab stops and modes are nearly all alike (a set of tab stops alone is
+# 700 bytes): while frozen, a screen holds one shared immutable copy; it takes its own
+# again when it thaws, before anything can change them.
+_SHARED = {}
+_MAX_SHARED = 128
+
+
+def _shared(values):
+    values = frozenset(values)
+    if len(_SHARED) >= _MAX_SHARED:
+        return values
+    return _SHARED.setdefault(values, values)
+
+
+def share_defaults(screen):
+    screen.tabstops = _shared(screen.tabstops)
+    screen.mode = _shared(screen.mode)
+
+
+def own_defaults(screen):
+    screen.tabstops = set(screen.tabstops)
+    screen.mode = set(screen.mode)
 
 
 def resize_pyte_screen(screen, rows, cols):

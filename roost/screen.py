@@ -15,7 +15,8 @@ import logging
 import pyte
 
 from .escape_parser import EscapeParser
-from .pyte_screen import CSI_METHODS, new_pyte_screen, number, resize_pyte_screen, sgr_params
+from .pyte_screen import (CSI_METHODS, new_pyte_screen, number, own_defaults, resize_pyte_screen,
+                          sgr_params, share_defaults)
 from .screen_compact import pack, packed_lines, unpack
 from .screen_render import render_screen
 
@@ -34,29 +35,41 @@ SECONDARY_DA = "\x1b[>1;10;0c"
 FOREGROUND = "rgb:c0c0/c0c0/c0c0"
 BACKGROUND = "rgb:0000/0000/0000"
 
+_DEFAULT_MODES = {25: True, 7: True}   # shared; a screen copies it before its first change
+_DECODER = codecs.getincrementaldecoder("utf-8")
+
 class Screen:
+    # Hundreds of idle jobs each hold one: slots, and an idle screen keeps only what it
+    # shows (see freeze).
+    __slots__ = ("rows", "cols", "title", "alt_exits", "_answers", "_modes", "_main", "_alt",
+                 "_active", "_packed", "_decoder", "_parser")
+
     def __init__(self, rows, cols):
         self.rows = rows
         self.cols = cols
         self.title = ""
         self.alt_exits = 0      # counts returns to the main screen (an attacher repaints)
         self._answers = []
-        self._modes = {25: True, 7: True}   # private modes as last set or reset
+        self._modes = _DEFAULT_MODES     # private modes as last set or reset (copied on write)
         self._main = new_pyte_screen(rows, cols)
-        self._alt = new_pyte_screen(rows, cols)
+        self._alt = None        # made when a program first enters it (most never do)
         self._active = self._main
         self._packed = None     # (main, alt) cells while frozen
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._parser = EscapeParser(self)
+        self._decoder = None    # made on the first feed, dropped while frozen at rest
+        self._parser = None
 
     # -- input -------------------------------------------------------------------------
 
     def feed(self, data):
         """Feeds raw output; a UTF-8 sequence split across calls is joined."""
+        if self._decoder is None:
+            self._decoder = _DECODER(errors="replace")
         text = self._decoder.decode(data)
         if not text:
             return
         self._thaw()
+        if self._parser is None:
+            self._parser = EscapeParser(self)
         try:
             self._parser.feed(text)
         except Exception:
@@ -66,8 +79,8 @@ class Screen:
 
     def skip(self):
         """Forget a half-read sequence: the next bytes start afresh (after a gap)."""
-        self._decoder.reset()
-        self._parser.reset()
+        self._decoder = None
+        self._parser = None
 
     def answers(self):
         """The bytes to write back to the program for its queries since the last call."""
@@ -80,27 +93,38 @@ class Screen:
     def resize(self, rows, cols):
         self._thaw()
         self.rows, self.cols = rows, cols
-        for screen in (self._main, self._alt):
+        for screen in self._screens():
             resize_pyte_screen(screen, rows, cols)
 
     def reset(self):
         self._packed = None
-        for screen in (self._main, self._alt):
-            screen.reset()
+        self._main.reset()
+        self._alt = None
         self._active = self._main
-        self._modes = {25: True, 7: True}
+        self._modes = _DEFAULT_MODES
         self.skip()
+
+    def _screens(self):
+        return (self._main,) if self._alt is None else (self._main, self._alt)
 
     # -- idle ------------------------------------------------------------------------------
 
     def freeze(self):
         """Packs the cells away (screen_compact) while nothing is fed; reading the text
-        still works, and the next feed unpacks them."""
+        still works, and the next feed unpacks them. What every screen has alike (tab
+        stops, modes) is shared meanwhile, and a parser at rest is let go."""
         if self._packed is not None:
             return
-        self._packed = (pack(self._main.buffer, self.cols), pack(self._alt.buffer, self.cols))
-        for screen in (self._main, self._alt):
+        alt = self._alt
+        self._packed = (pack(self._main.buffer, self.cols),
+                        pack(alt.buffer, self.cols) if alt is not None else None)
+        for screen in self._screens():
             screen.buffer.clear()
+            share_defaults(screen)
+        if self._modes == _DEFAULT_MODES:
+            self._modes = _DEFAULT_MODES
+        if self._parser is not None and self._parser.at_rest and self._decoder.getstate()[0] == b"":
+            self._decoder = self._parser = None
 
     @property
     def frozen(self):
@@ -110,14 +134,17 @@ class Screen:
         if self._packed is None:
             return
         (main, alt), self._packed = self._packed, None
+        for screen in self._screens():
+            own_defaults(screen)
         unpack(main, self._main.buffer)
-        unpack(alt, self._alt.buffer)
+        if alt is not None:
+            unpack(alt, self._alt.buffer)
 
     # -- what it shows -----------------------------------------------------------------
 
     @property
     def in_alternate(self):
-        return self._active is self._alt
+        return self._active is not self._main
 
     @property
     def cursor(self):
@@ -293,13 +320,20 @@ class Screen:
                 continue
             if mode == 3:
                 continue   # DECCOLM: the job keeps the size its pty has
-            self._modes[mode] = on
+            self._set_mode_flag(mode, on)
             passed.append(mode)
         if passed:
             screen = self._active
             (screen.set_mode if on else screen.reset_mode)(*passed, private=True)
 
+    def _set_mode_flag(self, mode, on):
+        if self._modes is _DEFAULT_MODES:
+            self._modes = dict(_DEFAULT_MODES)
+        self._modes[mode] = on
+
     def _switch_screen(self, mode, on):
+        if on and self._alt is None:
+            self._alt = new_pyte_screen(self.rows, self.cols)
         main, alt = self._main, self._alt
         if on:
             if mode == 1049 and self._active is main:
@@ -311,9 +345,9 @@ class Screen:
                 self._active = alt
             if mode == 1049:
                 alt.erase_in_display(2)
-            self._modes[mode] = True
+            self._set_mode_flag(mode, True)
             return
-        self._modes[mode] = False
+        self._set_mode_flag(mode, False)
         if self._active is not alt:
             return
         if mode == 1047:

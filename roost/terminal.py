@@ -1,17 +1,15 @@
-"""A job's terminal in the daemon: the greenlet that owns one pty master fd.
+"""A job's terminal in the daemon: its pty master, screen, log, attachers and typing.
 
-The pump reads the master (non-blocking; it sleeps on the fd's readability, with a
-timer only while output waits to be judged, so an idle job costs nothing), appends every
-byte to the job's bounded log, hands the live bytes to attachers, and feeds the screen
-in slices with a yield between them: under a flood the screen skips ahead rather than
-hold the loop (the log still keeps every byte). When the screen has been quiet for the
-profile's settle time it is judged (roost.term_profile) and `on_change` hears of a new
-reading. Writes to the master (typed replies, attachers' keys, query answers) go
-through one writer greenlet and never block the loop: a program that stops reading
-stalls only its own job.
+Output is read by roost.pty_reader (no greenlet while the job is quiet) and goes, every
+byte, to the job's bounded log and to attachers as it comes; the screen gets it through
+roost.screen_feed, which keeps what screen feeding may cost the loop bounded (under a
+flood the screen skips ahead). Once the screen has been quiet for the profile's settle
+time it is judged (roost.term_profile), `on_change` hears of a new reading, and the
+screen is packed small (Screen.freeze) until output comes again. Writes to the master
+(typed replies, attachers' keys, query answers) go through one writer and never block
+the loop: a program that stops reading stalls only its own job.
 """
 
-import errno
 import fcntl
 import logging
 import os
@@ -22,77 +20,91 @@ import time
 import gevent
 import gevent.event
 import gevent.lock
-import gevent.socket
-from gevent import getcurrent
 
 from .attachers import Attachers
 from .output_log import OutputLog
+from .pty_reader import MORE, PARK, WAIT, PtyReader
 from .pty_writer import PtyWriter
 from .screen import Screen
+from .screen_feed import FLOW_GAP, ScreenFeed, budget, feed_in_turns
 from .term_profile import TermProfile, last_line, working_reading
 from .typing_check import left_input_line
 
 log = logging.getLogger(__name__)
 
-READ_SIZE = 65536
-READ_BUDGET = 16 * 1024       # read in one turn: 20 flooding jobs still let a ping through
-SLICE = 1024                  # bytes fed to pyte in one go (pyte: ~1 MB/s, so ~1 ms)
-SCREEN_BACKLOG = 16 * 1024    # more unfed than this: the screen skips ahead to the tail
-SKIP_TO = 6 * 1024
 REPLAY_SIZE = 32 * 1024       # log tail replayed into a new Terminal's screen
 OUTBOX_LIMIT = 1024 * 1024    # attacher keys waiting for a program that does not read
 WRITE_TIMEOUT = 5.0
 ECHO_WAIT = 0.5               # time a program gets to show typed text before submit keys
-STALE_SCREEN = 0.1            # under a flood the screen is fed a slice this often
 SUMMARY_EVERY = 5.0           # the row text while output flows: at most this often
 
 
-class _Settled(Exception):
-    pass
-
-
 class Terminal:
+    # Hundreds of idle jobs each hold one: slots, and what is needed only while someone
+    # types, attaches or waits is made then (writer, attachers, events).
+    __slots__ = ("job_id", "fd", "job_dir", "profile", "screen", "on_change", "on_eof",
+                 "verify_timeout", "write_timeout", "closed", "_log", "_reader", "_feed",
+                 "_typed", "_reading", "_unjudged", "_summary_at", "_attachers",
+                 "_alt_exits_seen", "_repaint_due", "_changed", "_typing", "_writer_", "_eof",
+                 "_at_eof", "_output_seen", "_saw_output")
+
     def __init__(self, job_id, master_fd, job_dir, term=None, rows=40, cols=120,
                  on_change=None, on_eof=None, log_limit=4 * 1024 * 1024, typed=False):
         self.job_id = job_id
         self.fd = master_fd
         self.job_dir = job_dir
-        self.profile = TermProfile(term)
+        self.profile = _profile(term)
         self.screen = Screen(rows, cols)
         self.on_change = on_change
         self.on_eof = on_eof
-        self.output_seen = gevent.event.Event()
-        self.eof = gevent.event.Event()
         self.verify_timeout = max(3.0, 2 * self.profile.settle)
         self.write_timeout = WRITE_TIMEOUT
         self.closed = False
         self._log = OutputLog(job_dir, log_limit)
+        self._reader = PtyReader(master_fd, job_id, self)
+        self._feed = ScreenFeed(self.screen)
         self._typed = typed
         self._reading = working_reading()
-        self._last_output = time.monotonic()
         self._unjudged = True
         self._summary_at = 0.0
-        self._pending = bytearray()
-        self._got_output = False
-        self._flooding = False
-        self._fed_at = 0.0
-        self._attachers = Attachers(job_id)
+        self._attachers = None
         self._alt_exits_seen = 0
         self._repaint_due = False
-        self._pump = None
         self._changed = None     # an Event while someone waits for a change
-        self._typing = gevent.lock.Semaphore()
-        hub = gevent.get_hub()
-        self._readable = hub.loop.io(master_fd, 1)
-        self._idle = hub.loop.idle()
-        self._writer = PtyWriter(master_fd, job_id, self._wake)
-        flags = fcntl.fcntl(master_fd, fcntl.F_GETFL)
-        fcntl.fcntl(master_fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+        self._typing = None
+        self._writer_ = None
+        self._eof = None
+        self._at_eof = False
+        self._output_seen = None
+        self._saw_output = False
+
+    @property
+    def _writer(self):
+        if self._writer_ is None:
+            self._writer_ = PtyWriter(self.fd, self.job_id, self._wake)
+        return self._writer_
+
+    @property
+    def eof(self):
+        """Set once the program's side of the pty is closed and its output read."""
+        if self._eof is None:
+            self._eof = gevent.event.Event()
+            if self._at_eof:
+                self._eof.set()
+        return self._eof
+
+    @property
+    def output_seen(self):
+        if self._output_seen is None:
+            self._output_seen = gevent.event.Event()
+            if self._saw_output:
+                self._output_seen.set()
+        return self._output_seen
 
     # -- the contract ---------------------------------------------------------------------
 
     def start(self):
-        self._pump = gevent.spawn(self._run)
+        self._reader.start(before=self._replay_log)
         return self
 
     @property
@@ -106,7 +118,7 @@ class Terminal:
 
     @property
     def attached(self):
-        return len(self._attachers)
+        return len(self._attachers) if self._attachers is not None else 0
 
     def text(self, last=None):
         self._catch_up()
@@ -117,11 +129,15 @@ class Terminal:
         `sink.end(why)`, when it has one, is told when the terminal lets it go."""
         self._catch_up()
         self._alt_exits_seen = self.screen.alt_exits
+        if self._attachers is None:
+            self._attachers = Attachers(self.job_id)
         self._attachers.add(sink, self.screen.render_ansi())
         return sink
 
     def detach(self, sink):
-        self._attachers.remove(sink)
+        if self._attachers is not None:
+            self._attachers.remove(sink)
+        self._freeze_if_quiet()
 
     def write_input(self, data):
         """An attacher's keys; dropped (False) while a stalled program has a backlog."""
@@ -139,6 +155,7 @@ class Terminal:
             log.info("job %s: resize failed: %s", self.job_id, error)
         self._catch_up()
         self.screen.resize(rows, cols)
+        self._freeze_if_quiet()
         self._wake()
 
     def type_text(self, text, mode="followUp", timeout=None):
@@ -146,6 +163,8 @@ class Terminal:
 
         followUp waits (up to `timeout` seconds, None: as long as the job lives) until
         the screen is judged not working; steer types at once."""
+        if self._typing is None:
+            self._typing = gevent.lock.Semaphore()
         with self._typing:
             if mode != "steer":
                 settled = self._wait_until(lambda: self._reading["state"] != "working"
@@ -177,103 +196,76 @@ class Terminal:
         if self.closed:
             return
         self.closed = True
-        if self._pump is not None and self._pump is not getcurrent():
-            self._pump.kill(block=True)
-        self._writer.close()
-        self._attachers.end_all("the job's terminal closed")
-        self._readable.close()
-        self._idle.close()
+        self._reader.close()
+        if self._writer_ is not None:
+            self._writer_.close()
+        if self._attachers is not None:
+            self._attachers.end_all("the job's terminal closed")
         self._log.close()
         try:
             os.close(self.fd)
         except OSError:
             pass
+        # Packed, its cells go now: left to the collector (a closed terminal is held in
+        # reference cycles) thousands of them would be freed in one long pause later.
+        self.screen.freeze()
         self._wake()
 
-    # -- the pump -------------------------------------------------------------------------
+    # -- output (the reader's owner) ------------------------------------------------------
 
-    def _run(self):
-        try:
-            self._replay_log()
-            while not self._read_turn():
-                if self._pending and (not self._flooding or self._screen_is_stale()):
-                    self._feed_slice()
-                if self._pending or self._got_output:
-                    # More to do: first let the loop run everything else that is ready
-                    # (timers, other connections, other jobs). sleep(0) would not: it
-                    # yields to greenlets but not to the loop's timers and fds.
-                    gevent.socket.wait(self._idle)
-                else:
-                    self._wait_readable()
-        except gevent.GreenletExit:
-            return
-        except Exception:
-            log.exception("job %s: terminal pump failed", self.job_id)
-        self._finish()
-
-    def _read_turn(self):
-        """Reads what is there, up to a budget. True at EOF (EIO: the program's side
-        of the pty is closed)."""
-        self._got_output = False
-        self._flooding = False
-        chunks = []
-        total = 0
-        at_end = False
-        while total < READ_BUDGET:
-            try:
-                data = os.read(self.fd, READ_SIZE)
-            except BlockingIOError:
-                break
-            except InterruptedError:
-                continue
-            except OSError as error:
-                if error.errno != errno.EIO:
-                    raise
-                data = b""
-            if not data:
-                at_end = True
-                break
-            chunks.append(data)
-            total += len(data)
-        if chunks:
-            self._take(chunks[0] if len(chunks) == 1 else b"".join(chunks))
-        # A full budget: more is waiting. The screen then gets a slice only now and
-        # then; it skips ahead meanwhile and catches up from the tail when it is read.
-        self._flooding = total >= READ_BUDGET
-        return at_end
-
-    def _screen_is_stale(self):
-        return (self._reading["status"] != "busy"
-                or time.monotonic() - self._fed_at >= STALE_SCREEN)
-
-    def _take(self, data):
-        self._got_output = True
+    def output(self, data):
         self._log.write(data)
-        self._last_output = time.monotonic()
         self._unjudged = True
-        if not self.output_seen.is_set():
-            self.output_seen.set()
+        if not self._saw_output:
+            self._saw_output = True
+            if self._output_seen is not None:
+                self._output_seen.set()
         if self._attachers:
             self._attachers.live_output(data)
-        self._pending += data
-        if len(self._pending) > SCREEN_BACKLOG:
-            self._skip_ahead()
+        self._feed.take(data)
 
-    def _skip_ahead(self):
-        tail = self._pending[-SKIP_TO:]
-        # Start the tail at a line or a sequence so the gap cuts nothing in half.
-        cuts = [index for index in (tail.find(b"\n"), tail.find(b"\x1b")) if 0 <= index < 1024]
-        if cuts:
-            cut = min(cuts)
-            tail = tail[cut + 1:] if tail[cut:cut + 1] == b"\n" else tail[cut:]
-        self._pending = bytearray(tail)
-        self.screen.skip()
+    def next_step(self, got_output):
+        feed = self._feed
+        now = time.monotonic()
+        if feed.due(urgent=self._reading["status"] != "busy"):
+            self._feed_slice()
+            if feed.flooding(now) and not self._attachers:
+                feed.pack()       # its next slice is STALE_SCREEN away
+        if got_output or (feed.pending and not feed.flooding(now)):
+            return MORE, None
+        if feed.pending or feed.flowing(now):
+            return WAIT, FLOW_GAP     # the flood goes on; its screen's next slice waits
+        if self._unjudged:
+            quiet_for = now - feed.last_output
+            if quiet_for < self.profile.settle:
+                return PARK, self.profile.settle - quiet_for
+            self._judge()
+        return PARK, None
+
+    def drain_step(self):
+        """After EOF: the screen takes the rest of the output, a slice a turn."""
+        if self._feed.pending and budget.allows():
+            self._feed_slice()
+        return bool(self._feed.pending)
+
+    def ended(self):
+        self._catch_up()
+        self._at_eof = True
+        if self._eof is not None:
+            self._eof.set()
+        if self._attachers is not None:
+            self._attachers.end_all("the job ended")
+        self._wake()
+        if self.on_eof is not None:
+            try:
+                self.on_eof()
+            except Exception:
+                log.exception("job %s: on_eof failed", self.job_id)
+
+    # -- the screen -----------------------------------------------------------------------
 
     def _feed_slice(self):
-        self._fed_at = time.monotonic()
-        chunk = bytes(self._pending[:SLICE])
-        del self._pending[:SLICE]
-        self.screen.feed(chunk)
+        self._feed.feed_slice()
         answers = self.screen.answers()
         if answers and not self._attachers:
             # With an attacher its own terminal answers; answering too would answer twice.
@@ -281,44 +273,33 @@ class Terminal:
         if self.screen.alt_exits != self._alt_exits_seen:
             self._alt_exits_seen = self.screen.alt_exits
             self._repaint_due = bool(self._attachers)
-        if self._repaint_due and not self._pending:
+        if self._repaint_due and not self._feed.pending:
             self._repaint_due = False
             self._attachers.send(self.screen.render_ansi())
         now = time.monotonic()
-        if self._reading["state"] != "working" or (self._reading["status"] != "busy"):
-            self._summary_at = now
-            self._set_reading(working_reading(last_line(self.screen.lines())))
-        elif now - self._summary_at >= SUMMARY_EVERY:
+        if (self._reading["state"] != "working" or self._reading["status"] != "busy"
+                or now - self._summary_at >= SUMMARY_EVERY):
             self._summary_at = now
             self._set_reading(working_reading(last_line(self.screen.lines())))
         self._wake()
 
     def _catch_up(self):
         """Feeds the whole backlog (at most SCREEN_BACKLOG) before the screen is read."""
-        while self._pending:
+        while self._feed.pending:
             self._feed_slice()
 
-    def _wait_readable(self):
-        timeout = None
-        if self._unjudged:
-            timeout = max(0.0, self._last_output + self.profile.settle - time.monotonic())
-        if timeout is None:
-            gevent.socket.wait(self._readable)
-            return
-        try:
-            gevent.socket.wait(self._readable, timeout, _Settled())
-        except _Settled:
-            self._judge()
-
     def _judge(self):
-        if time.monotonic() - self._last_output < self.profile.settle:
-            return   # output came meanwhile; the next wait is shorter
         self._unjudged = False
         self._set_reading(self.profile.judge(self.screen.lines(), self._typed))
-        if not self._attachers and not self._pending:
-            self.screen.freeze()   # quiet: its cells packed small until output comes
+        self._freeze_if_quiet()
 
-    def _replay_log(self):
+    def _freeze_if_quiet(self):
+        """Quiet, judged and nobody attached: its cells are packed small until output
+        comes (Screen.freeze)."""
+        if not self._unjudged and not self._attachers and not self._feed.pending and not self.closed:
+            self.screen.freeze()
+
+    def _replay_log(self, idle):
         """A terminal taken over after a daemon restart starts from its log's tail."""
         tail = self._log.tail(REPLAY_SIZE)
         if not tail:
@@ -326,21 +307,8 @@ class Terminal:
         start = tail.find(b"\n")
         if 0 <= start < 4096 and len(tail) >= REPLAY_SIZE:
             tail = tail[start + 1:]
-        for offset in range(0, len(tail), SLICE):
-            self.screen.feed(tail[offset:offset + SLICE])
-            gevent.sleep(0)
+        feed_in_turns(self.screen, tail, idle)
         self.screen.answers()   # those queries were answered when they were new
-
-    def _finish(self):
-        self._catch_up()
-        self.eof.set()
-        self._attachers.end_all("the job ended")
-        self._wake()
-        if self.on_eof is not None:
-            try:
-                self.on_eof()
-            except Exception:
-                log.exception("job %s: on_eof failed", self.job_id)
 
     # -- readings and waiting -------------------------------------------------------------
 
@@ -363,7 +331,7 @@ class Terminal:
     def _wait_until(self, predicate, timeout):
         deadline = None if timeout is None else time.monotonic() + timeout
         while not predicate():
-            if self._ended() and not self._pending:
+            if self._ended() and not self._feed.pending:
                 return predicate()
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
@@ -374,7 +342,7 @@ class Terminal:
         return True
 
     def _ended(self):
-        return self.closed or self.eof.is_set()
+        return self.closed or self._at_eof
 
     # -- writing --------------------------------------------------------------------------
 
@@ -389,6 +357,24 @@ class Terminal:
             return True
         writer.withdraw(start, end)
         return False
+
+
+_PROFILES = {}    # jobs of one profile read their screens alike: one TermProfile for them
+
+
+def _profile(term):
+    try:
+        # The type too: True and 1 are equal keys, not equal settings.
+        key = tuple(sorted((name, type(value).__name__, value) for name, value in term.items())) \
+            if isinstance(term, dict) else ()
+        profile = _PROFILES.get(key)
+    except TypeError:        # a value that cannot be a key: that job gets its own
+        return TermProfile(term)
+    if profile is None:
+        if len(_PROFILES) >= 256:
+            _PROFILES.clear()
+        profile = _PROFILES[key] = TermProfile(term)
+    return profile
 
 
 def _not_submitted(error):

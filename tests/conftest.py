@@ -112,7 +112,8 @@ def _kill_leftovers(home):
                 environ = handle.read()
         except OSError:
             continue
-        if f"ROOST_HOME={home}\0".encode() in environ or f"ROOST_JOB_DIR={home}/".encode() in environ:
+        marks = (f"ROOST_HOME={home}\0", f"ROOST_HOME={home}/", f"ROOST_JOB_DIR={home}/")
+        if any(mark.encode() in environ for mark in marks):
             try:
                 os.kill(int(pid), signal.SIGKILL)
             except OSError:

@@ -246,3 +246,44 @@ def test_random_bytes_never_break_the_screen():
     screen.feed(b"\x18\x1b\\\x1bc\x1b[?1049lok\x1b[6n")   # cancel, finish any string, reset
     assert screen.lines()[0] == "ok"
     assert screen.answers() == b"\x1b[1;3R"
+
+
+def test_frozen_screens_share_nothing_that_one_of_them_changes():
+    # Tab stops and modes are shared between idle screens: a change after thawing one
+    # must reach only that one.
+    first, second = fed(b"a\tb\x1b[?2004h"), fed(b"x\ty")
+    first.freeze()
+    second.freeze()
+    second.feed(b"\r\n\x1b[3G\x1bH\x1b[?2004l\rp\tq")       # a tab stop at column 3
+    assert second.lines()[1] == "p q"
+    assert not second.bracketed_paste and first.bracketed_paste
+    first.feed(b"\r\np\tq")
+    assert first.lines()[1] == "p       q"                 # still every eight columns
+    other = fed(b"\r\np\tq")
+    assert other.lines()[1] == "p       q"
+
+
+@pytest.mark.parametrize("chunks", [
+    [b"main\x1b[?47hALT\x1b[?47l", b"\x1b[?47h", b"\x1b[?47l!"],             # 47 keeps it
+    [b"one\x1b[?1049h\x1b[2;2Hui", b"\x1b[?1049l", b"\x1b[?1049hnew", b"\x1b[?1049l+"],
+    [b"a\x1b7\x1b[?1047hb\x1b[5;5H", b"\x1b8c", b"\x1b[?1047ld\x1bc", b"e"],
+])
+def test_freezing_between_any_chunks_changes_nothing_shown(chunks):
+    frozen, plain = Screen(6, 30), Screen(6, 30)
+    for chunk in chunks:
+        frozen.feed(chunk)
+        plain.feed(chunk)
+        frozen.freeze()
+        assert (frozen.lines(), frozen.cursor, frozen.in_alternate) == \
+            (plain.lines(), plain.cursor, plain.in_alternate)
+    assert frozen.render_ansi() == plain.render_ansi()
+
+
+def test_a_sequence_split_by_freezing_is_completed_after():
+    screen = fed(b"ab\x1b[3")
+    screen.freeze()                                         # the parser holds "\x1b[3"
+    screen.feed(b"1mc\xe4")
+    screen.freeze()                                         # the decoder holds half a character
+    screen.feed(b"\xb8\xad")
+    assert screen.lines()[0] == "abc\u4e2d"
+    assert screen._active.buffer[0][2].fg == "red"

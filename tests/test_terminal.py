@@ -7,6 +7,7 @@ Terminal in a subprocess under the daemon's real patching as well.
 """
 
 import fcntl
+import gc
 import json
 import os
 import pty
@@ -22,6 +23,7 @@ import gevent
 import pytest
 
 from conftest import AGENTS, PYTHON, ROOT
+from roost.pty_reader import PtyReader
 from roost.terminal import Terminal
 
 
@@ -313,6 +315,42 @@ def test_a_flood_is_logged_whole_and_the_screen_shows_its_end(jobs):
           what="the rotated-out parts to be removed")
 
 
+def test_several_floods_at_once_are_each_logged_whole(jobs):
+    # They share the screens' feeding budget and are read a buffer a turn.
+    size = 512 * 1024
+    code = ("import os,sys\n"
+            f"tag = sys.argv[1].encode(); n = {size} // 32\n"
+            "out = b''.join(tag + b' %09d ' % i + b'z' * 19 + b'\\n' for i in range(n))\n"
+            "view = memoryview(out)\n"
+            "while view:\n    view = view[os.write(1, view):]\n"
+            "os.write(1, tag + b' DONE\\n')\n")
+    floods = [jobs([PYTHON, "-c", code, "j%d" % number], term={"settleMs": 100}) for number in range(4)]
+    for number, job in enumerate(floods):
+        gwait(lambda: job.terminal.eof.is_set(), timeout=60, what="the floods to end")
+        tag = b"j%d" % number
+        expected = b"".join(tag + b" %09d " % i + b"z" * 19 + b"\r\n" for i in range(size // 32))
+        assert job.log_bytes() == expected + tag + b" DONE\r\n"
+        assert job.terminal.text(last=1) == "j%d DONE" % number
+
+
+def test_idle_terminals_hold_no_greenlet_and_wake_on_output(jobs):
+    def readers():
+        return [item for item in gc.get_objects() if isinstance(item, gevent.Greenlet)
+                and not item.dead and isinstance(getattr(item._run, "__self__", None), PtyReader)]
+
+    idle = [jobs(agent("prompt_echo.py", "0.1"), term={"settleMs": 100}) for _ in range(8)]
+    for job in idle:
+        job.wait_status("waiting")
+    gwait(lambda: not readers(), what="the readers to let their greenlets go")
+    assert all(job.terminal.screen.frozen for job in idle)
+    woken = idle[3]
+    assert woken.terminal.type_text("wake up")["submitted"]
+    gwait(lambda: "echo: wake up" in woken.terminal.text())
+    assert woken.wait_status("waiting")["waitingFor"] == "question"
+    gwait(lambda: not readers() and woken.terminal.screen.frozen, what="quiet again")
+    assert all(job.terminal.reading["status"] == "waiting" for job in idle)
+
+
 def test_resize_reaches_the_pty_and_the_screen(jobs):
     job = jobs(agent("prompt_echo.py"), term={"settleMs": 100})
     job.wait_status("waiting")
@@ -352,6 +390,7 @@ sys.path.insert(0, sys.argv[1])
 from roost import patching
 patching.patch()
 import gevent
+from roost.pty_reader import PtyReader
 from roost.terminal import Terminal
 master, slave = pty.openpty()
 process = subprocess.Popen([sys.executable, sys.argv[2], "0.2"], stdin=slave, stdout=slave,
