@@ -41,27 +41,41 @@ def machine():
 
 
 def main(names):
-    chosen = [(name, title) for name, title in SUITES if not names or name in names]
-    sections = []
-    raw = {}
-    for name, title in chosen:
-        try:
-            module = importlib.import_module(name)
-        except ImportError as error:
-            sections.append(f"## {title}\n\nnot measured: {error}\n")
+    """Measure the named suites (all by default); the others keep their last figures,
+    so RESULTS.md always holds every suite, each with when and where it was measured."""
+    stored_path = os.path.join(HERE, "results.json")
+    try:
+        with open(stored_path) as handle:
+            stored = json.load(handle)
+    except (OSError, ValueError):
+        stored = {}
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, cwd=HERE).stdout.strip()
+    for name, _ in SUITES:
+        if names and name not in names:
             continue
+        module = importlib.import_module(name)
         print(f"bench: {name} ...", file=sys.stderr, flush=True)
         started = time.monotonic()
         figures = module.measure()
-        raw[name] = figures
-        sections.append(f"## {title}\n\n{module.report(figures)}\n\n"
-                        f"(measured in {time.monotonic() - started:.0f} s)\n")
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, cwd=HERE).stdout.strip()
-    text = (f"# Benchmark results\n\nWritten by `scripts/bench` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
-            f" at commit {commit}.\n\nMachine: {machine()}.\n\n" + "\n".join(sections)
-            + "\n<details><summary>raw figures</summary>\n\n```json\n" + json.dumps(raw, indent=1)
-            + "\n```\n</details>\n")
+        stored[name] = {"figures": figures, "seconds": round(time.monotonic() - started),
+                        "at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                        "commit": commit, "machine": machine()}
+        with open(stored_path, "w") as handle:
+            json.dump(stored, handle, indent=1)
+    sections = []
+    for name, title in SUITES:
+        entry = stored.get(name)
+        if entry is None:
+            sections.append(f"## {title}\n\nnot measured yet: `scripts/bench {name}`\n")
+            continue
+        module = importlib.import_module(name)
+        sections.append(f"## {title}\n\n{module.report(entry['figures'])}\n\n"
+                        f"(measured {entry['at']} at commit {entry['commit']} in {entry['seconds']} s"
+                        f" on: {entry['machine']})\n")
+    text = ("# Benchmark results\n\nWritten by `scripts/bench` (`scripts/bench SUITE...` measures only "
+            "those; the others keep their last figures). Each compares against a floor measured in "
+            "the same run. The raw figures are in `bench/results.json`.\n\n" + "\n".join(sections))
     with open(os.path.join(HERE, "RESULTS.md"), "w") as handle:
         handle.write(text)
     print(text)

@@ -40,14 +40,15 @@ while True:
             continue
         conn = conns[fd]
         try:
-            data = conn.recv(262144)
-        except (BlockingIOError, ConnectionResetError):
-            data = b"" if False else None
-        if not data:
-            if data is None:
+            data = conn.recv(65536)
+            if data:
+                conn.sendall(data)
                 continue
-            poll.unregister(fd); conn.close(); del conns[fd]; continue
-        conn.sendall(data)
+        except BlockingIOError:
+            continue
+        except OSError:
+            pass
+        poll.unregister(fd); conn.close(); del conns[fd]
 """
 
 
@@ -67,12 +68,8 @@ def _connect(path):
     raise RuntimeError(f"cannot connect to {path}")
 
 
-def round_trips(path, count=5000):
-    sock = _connect(path)
+def _round_trip_times(sock, count):
     times = []
-    for _ in range(200):                       # warm up
-        sock.sendall(PING)
-        sock.recv(4096)
     for _ in range(count):
         start = time.perf_counter()
         sock.sendall(PING)
@@ -80,8 +77,23 @@ def round_trips(path, count=5000):
         while not data.endswith(b"\n"):
             data += sock.recv(4096)
         times.append(time.perf_counter() - start)
-    sock.close()
-    return {"p50_us": _percentile(times, 0.5) * 1e6, "p99_us": _percentile(times, 0.99) * 1e6}
+    return times
+
+
+def round_trips(paths, blocks=8, count=1000):
+    """Ping round trips to each server, in alternating blocks: a latency of a few tens of
+    microseconds drifts with the machine's state, and alternating spreads that drift
+    over both sides evenly."""
+    socks = [_connect(path) for path in paths]
+    times = [[] for _ in paths]
+    for sock in socks:
+        _round_trip_times(sock, 200)           # warm up
+    for _ in range(blocks):
+        for index, sock in enumerate(socks):
+            times[index] += _round_trip_times(sock, count)
+    for sock in socks:
+        sock.close()
+    return [{"p50_us": _percentile(t, 0.5) * 1e6, "p99_us": _percentile(t, 0.99) * 1e6} for t in times]
 
 
 CLIENTS = r"""
@@ -145,12 +157,21 @@ def pipelined_rate(path, total=100000, window=200):
 
 def _figures(path):
     return {
-        "round_trip": round_trips(path),
         "rate_1": concurrent_rate(path, 1),
         "rate_100": concurrent_rate(path, 100),
         "rate_1000": concurrent_rate(path, 1000),
         "pipelined": pipelined_rate(path),
     }
+
+
+def _best(one, other):
+    best = {}
+    for key, value in one.items():
+        if isinstance(value, dict):   # latencies: lower is better
+            best[key] = {name: min(value[name], other[key][name]) for name in value}
+        else:                          # rates: higher is better
+            best[key] = max(value, other[key])
+    return best
 
 
 def measure():
@@ -164,8 +185,23 @@ def measure():
                               stderr=subprocess.DEVNULL)
     try:
         _connect(os.path.join(home, "roost.sock")).close()
-        floor = _figures(echo_path)
+        # The floor is measured before and after roost (the daemon may still be settling
+        # at first: adopting jobs, starting its keeper) and its better figures kept.
+        first = _figures(echo_path)
         roost = _figures(os.path.join(home, "roost.sock"))
+        floor = _best(first, _figures(echo_path))
+        # One ping's round trip on this VM swings between ~10 and ~50 µs with where the
+        # scheduler puts client and server (same core or a cross-core wake-up). With the
+        # client and both servers on one core it measures the software's own cost.
+        everyone = [0, echo.pid, daemon.pid]
+        saved = os.sched_getaffinity(0)
+        for pid in everyone:
+            os.sched_setaffinity(pid, {min(saved)})
+        try:
+            floor["round_trip"], roost["round_trip"] = round_trips([echo_path, os.path.join(home, "roost.sock")])
+        finally:
+            for pid in everyone:
+                os.sched_setaffinity(pid, saved)
     finally:
         daemon.terminate()
         echo.kill()
@@ -177,8 +213,8 @@ def measure():
 def report(figures):
     floor, roost = figures["floor"], figures["roost"]
     rows = [
-        ("ping round trip p50 (µs)", floor["round_trip"]["p50_us"], roost["round_trip"]["p50_us"], "2x floor"),
-        ("ping round trip p99 (µs)", floor["round_trip"]["p99_us"], roost["round_trip"]["p99_us"], ""),
+        ("ping round trip p50 (µs; client and server on one core)", floor["round_trip"]["p50_us"], roost["round_trip"]["p50_us"], "2x floor"),
+        ("ping round trip p99 (µs; client and server on one core)", floor["round_trip"]["p99_us"], roost["round_trip"]["p99_us"], ""),
         ("pings/s, 1 client", floor["rate_1"], roost["rate_1"], ""),
         ("pings/s, 100 clients", floor["rate_100"], roost["rate_100"], ">= 50,000"),
         ("pings/s, 1000 clients", floor["rate_1000"], roost["rate_1000"], ""),
