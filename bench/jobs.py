@@ -25,6 +25,7 @@ sys.path.insert(0, ROOT)
 
 from roost import keeper as keeper_module  # noqa: E402
 from roost.client import Client  # noqa: E402
+from benchkit import wait  # noqa: E402
 
 IDLE_JOBS = 200
 WARM_JOBS = 10
@@ -36,15 +37,6 @@ SPAWNS = 30
 CLOCK = os.sysconf("SC_CLK_TCK")
 
 
-def _wait(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 class Daemon:
@@ -58,7 +50,7 @@ class Daemon:
                                         env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
                                         start_new_session=True)
         self.socket = os.path.join(self.home, "roost.sock")
-        self.client = _wait(self._connect, 15, "the daemon")
+        self.client = wait(self._connect, 15, "the daemon")
 
     def _connect(self):
         try:
@@ -106,7 +98,7 @@ def _all_waiting(daemon, count):
     def check():
         jobs = daemon.call("list")["jobs"]
         return len(jobs) == count and all(row["state"] == "blocked" for row in jobs)
-    _wait(check, 60, "every job to wait")
+    wait(check, 60, "every job to wait")
     time.sleep(1.0)   # let the allocator settle before reading memory
 
 

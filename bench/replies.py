@@ -36,6 +36,7 @@ sys.path.insert(0, HERE)
 from roost import store  # noqa: E402
 from roost.client import Client  # noqa: E402
 from wire import ECHO_SERVER, round_trips  # noqa: E402
+from benchkit import percentile, wait  # noqa: E402
 
 AGENT = os.path.join(HERE, "replies_agent.py")
 MANY = 500
@@ -50,25 +51,13 @@ AIM_P99_MS = 20.0
 DAEMON = [sys.executable, "-m", "roost", "daemon", "--foreground"]
 
 
-def _wait(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
-def _percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))]
 
 
 def _summary(values):
-    return {"n": len(values), "p50_ms": round(_percentile(values, 0.5), 3),
-            "p99_ms": round(_percentile(values, 0.99), 3), "max_ms": round(max(values), 3)}
+    return {"n": len(values), "p50_ms": round(percentile(values, 0.5), 3),
+            "p99_ms": round(percentile(values, 0.99), 3), "max_ms": round(max(values), 3)}
 
 
 def _in_ms(microseconds):
@@ -125,8 +114,8 @@ class Bench:
                                         start_new_session=True)
         self.socket_path = os.path.join(self.home, "roost.sock")
         try:
-            self.control = _wait(self._connect, 15, "the daemon")
-            self.timed = _wait(self._connect, 15, "the daemon")
+            self.control = wait(self._connect, 15, "the daemon")
+            self.timed = wait(self._connect, 15, "the daemon")
         except BaseException:
             self.process.kill()
             self.process.wait(10)
@@ -160,7 +149,7 @@ class Bench:
                           "name": f"bench-{len(self.jobs) + len(batch)}", "origin": "dispatch", "profile": "bench"}
                 batch.append(self.call("dispatch", **launch)["id"])
             wanted = set(batch)
-            _wait(lambda: wanted <= {row["id"] for row in self.call("list")["jobs"]
+            wait(lambda: wanted <= {row["id"] for row in self.call("list")["jobs"]
                                      if row["summary"] == "ready" and row["state"] == "blocked"},
                   120, f"{len(batch)} agents to report")
             self.jobs += batch
@@ -221,11 +210,11 @@ class Bench:
             pooled_agent += to_agent
             pooled_trip += round_trip
             pooled_writes += writes
-            per_round.append({"to_agent_p99_ms": round(_percentile(to_agent, 0.99), 3),
-                              "to_agent_p50_ms": round(_percentile(to_agent, 0.5), 3)})
+            per_round.append({"to_agent_p99_ms": round(percentile(to_agent, 0.99), 3),
+                              "to_agent_p50_ms": round(percentile(to_agent, 0.5), 3)})
         return {"to_agent": _summary(pooled_agent), "reply_round_trip": _summary(pooled_trip),
                 "durable_write_between": _summary(pooled_writes), "rounds": per_round,
-                "ping_round_trip": _in_ms(round_trips(self.socket_path, PINGS))}
+                "ping_round_trip": _in_ms(round_trips([self.socket_path], count=PINGS)[0])}
 
     def memory(self):
         agents = self.agent_pids()
@@ -264,7 +253,7 @@ def raw_round_trip():
     echo = subprocess.Popen([sys.executable, "-c", ECHO_SERVER, path], stdout=subprocess.PIPE)
     try:
         echo.stdout.readline()
-        return _in_ms(round_trips(path, PINGS))
+        return _in_ms(round_trips([path], count=PINGS)[0])
     finally:
         echo.kill()
         echo.wait()

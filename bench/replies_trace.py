@@ -17,14 +17,11 @@ import sys
 import tempfile
 import time
 
+from benchkit import percentile
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 STEPS = ("total", "to_op", "to_write", "write", "to_send", "send_to_agent", "answer_after")
-
-
-def _percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))]
 
 
 def serve_traced(out_path):
@@ -107,8 +104,8 @@ def main(agents, samples):
     print("| step | p50 | p90 | p99 | max |\n|---|---:|---:|---:|---:|")
     for step in STEPS:
         values = [row[step] * 1000 for row in rows]
-        print(f"| {step} | {_percentile(values, 0.5):.3f} | {_percentile(values, 0.9):.3f} | "
-              f"{_percentile(values, 0.99):.3f} | {max(values):.3f} |")
+        print(f"| {step} | {percentile(values, 0.5):.3f} | {percentile(values, 0.9):.3f} | "
+              f"{percentile(values, 0.99):.3f} | {max(values):.3f} |")
     print("\nslowest:")
     for row in sorted(rows, key=lambda row: -row["total"])[:5]:
         print("  " + ", ".join(f"{step} {row[step] * 1000:.2f}" for step in STEPS))

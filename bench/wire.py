@@ -17,6 +17,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from benchkit import percentile  # noqa: E402
+
 PING = b'{"id":1,"op":"ping"}\n'
 
 ECHO_SERVER = r"""
@@ -52,9 +54,6 @@ while True:
 """
 
 
-def _percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))]
 
 
 def _connect(path):
@@ -93,7 +92,7 @@ def round_trips(paths, blocks=8, count=1000):
             times[index] += _round_trip_times(sock, count)
     for sock in socks:
         sock.close()
-    return [{"p50_us": _percentile(t, 0.5) * 1e6, "p99_us": _percentile(t, 0.99) * 1e6} for t in times]
+    return [{"p50_us": percentile(t, 0.5) * 1e6, "p99_us": percentile(t, 0.99) * 1e6} for t in times]
 
 
 CLIENTS = r"""
