@@ -10,7 +10,7 @@ from . import userenv
 from .errors import bad_request
 
 # M36: a request id is 1-64 of these; one of another form is refused.
-REQUEST_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+REQUEST_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 NAME_LIMIT = 200
 # M44: the hub's own agent's name cannot be taken by a session.
 RESERVED_NAMES = ("concierge",)
@@ -28,7 +28,7 @@ def request_id(args):
     value = args.get("requestId")
     if value is None:
         return None
-    if not isinstance(value, str) or not REQUEST_ID.match(value):
+    if not isinstance(value, str) or not REQUEST_ID.fullmatch(value):
         raise bad_request("requestId must be 1-64 of A-Z a-z 0-9 _ . : -")
     return value
 

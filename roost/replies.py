@@ -8,7 +8,6 @@ kept even when nothing is pending).
 """
 
 import os
-import re
 import time
 
 from . import store
@@ -17,16 +16,6 @@ from .errors import RoostError
 VERSION = 1
 MAX_PENDING = 50          # spec: `full` past 50 waiting
 KEEP_REQUEST_IDS = 100    # M36: a job remembers its last 100 reply ids
-REQUEST_ID = re.compile(r"[A-Za-z0-9_.:\-]{1,64}\Z")
-
-
-def check_request_id(value):
-    """None, or a request id of the spec's form; anything else is bad_request (M36)."""
-    if value is None:
-        return None
-    if not isinstance(value, str) or not REQUEST_ID.match(value):
-        raise RoostError("bad_request", "requestId must be 1-64 of A-Z a-z 0-9 _ . : -")
-    return value
 
 
 class ReplyBook:
@@ -94,15 +83,6 @@ class ReplyBook:
         self.data["pending"] = kept
         self._save()
         return before - len(kept)
-
-    def take_first(self):
-        """Remove and return the oldest pending user reply (for agents that are typed to)."""
-        for index, item in enumerate(self.data["pending"]):
-            if not item.get("kind"):
-                del self.data["pending"][index]
-                self._save()
-                return item
-        return None
 
     def _remember(self, request_id, seq):
         if request_id is None:

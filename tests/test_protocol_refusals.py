@@ -7,7 +7,6 @@ import os
 
 import pytest
 
-from conftest import wait_for
 from roost.callers import REFUSED, SESSION
 from test_agent_protocol import ended, start, write_profiles
 
@@ -90,7 +89,7 @@ def test_51st_waiting_reply_is_full_and_a_command_needs_a_connected_agent(daemon
     assert rows[0]["queued"] == 50
 
 
-@pytest.mark.parametrize("bad", ["", "x" * 65, "has space", "é", "a/b", 17, True])
+@pytest.mark.parametrize("bad", ["", "x" * 65, "has space", "é", "a/b", "trailing\n", 17, True])
 def test_a_malformed_request_id_is_refused(daemon, bad):
     launch = {"kind": "shell", "cwd": "/", "sessionFile": "", "command": ["true"], "env": {},
               "name": "x", "origin": "dispatch", "requestId": bad}

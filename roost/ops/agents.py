@@ -9,6 +9,7 @@ not the screen, own the row.
 import hmac
 
 from ..errors import RoostError
+from ..launch import RESERVED_NAMES, fold_name
 from . import args as read
 from . import op
 
@@ -16,11 +17,10 @@ STATES = ("working", "blocked", "done", "failed")
 STATUSES = ("busy", "waiting", "idle")
 WAITING_FOR = ("dialog", "question", "first-prompt")
 # The spec's limits: longer text is cut, not refused.
-LIMITS = {"summary": 500, "question": 2000, "tool": 100, "error": 1000, "name": 200,
-          "model": 200, "thinking": 100}
+LIMITS = {"summary": 500, "question": 2000, "tool": 100, "error": 1000, "model": 200,
+          "thinking": 100}
 MAX_CHOICES = 20
 MAX_CHOICE = 200
-RESERVED_NAMES = ("concierge",)
 
 
 def job_for(call):
@@ -42,7 +42,7 @@ def _cut(value, field):
     if not isinstance(value, str):
         raise RoostError("bad_request", f"report.{field} must be a string or null")
     if field == "name":
-        value = " ".join(value.split())   # names are folded to one line
+        return fold_name(value)   # one line, at most 200 (like rename)
     return value[:LIMITS[field]]
 
 
