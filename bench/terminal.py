@@ -15,6 +15,7 @@ modules' objects are frozen out of the collector's way (roost.daemon: gc.freeze(
     .venv/bin/python bench/terminal.py      # prints the figures
 """
 
+import contextlib
 import gc
 import json
 import os
@@ -96,8 +97,9 @@ def cat_through_terminal(source, directory, ticks=None):
     return elapsed, logged, terminal.text(last=1)
 
 
-def loop_pauses(source, directory):
-    """The longest gap between ticks of a 1 ms timer while one job floods."""
+@contextlib.contextmanager
+def loop_gaps():
+    """The gaps between ticks of a 1 ms timer on the loop while the block runs."""
     gaps = []
     last = [time.perf_counter()]
 
@@ -109,10 +111,16 @@ def loop_pauses(source, directory):
     timer = gevent.get_hub().loop.timer(0.001, 0.001)
     timer.start(tick)
     try:
-        elapsed, logged, _ = cat_through_terminal(source, directory)
+        yield gaps
     finally:
         timer.stop()
         timer.close()
+
+
+def loop_pauses(source, directory):
+    """The longest gap between ticks of a 1 ms timer while one job floods."""
+    with loop_gaps() as gaps:
+        elapsed, logged, _ = cat_through_terminal(source, directory)
     gaps.sort()
     return {"max_gap_ms": gaps[-1] * 1000, "p99_gap_ms": gaps[int(len(gaps) * 0.99)] * 1000,
             "ticks": len(gaps), "flood_seconds": elapsed}
@@ -124,22 +132,12 @@ def loop_pauses_many(source, directory, jobs=20, size=5 * 1024 * 1024):
     part = os.path.join(directory, "part.txt")
     with open(source, "rb") as handle, open(part, "wb") as out:
         out.write(handle.read(size))
-    gaps = []
-    last = [time.perf_counter()]
-
-    def tick():
-        now = time.perf_counter()
-        gaps.append(now - last[0])
-        last[0] = now
-
     # Spawned first (forking blocks the loop, which is not what is measured here): each
     # fills its pty and waits for the reading to begin.
     spawned = [_spawn(["cat", part]) for _ in range(jobs)]
-    timer = gevent.get_hub().loop.timer(0.001, 0.001)
-    timer.start(tick)
     started = time.perf_counter()
     running = []
-    try:
+    with loop_gaps() as gaps:
         for number, (process, master) in enumerate(spawned):
             terminal = Terminal(f"flood{number}", master, tempfile.mkdtemp(dir=directory),
                                 term={"settleMs": 200})
@@ -148,9 +146,6 @@ def loop_pauses_many(source, directory, jobs=20, size=5 * 1024 * 1024):
             terminal.eof.wait()
             process.wait()
             terminal.close()
-    finally:
-        timer.stop()
-        timer.close()
     elapsed = time.perf_counter() - started
     gaps.sort()
     return {"jobs": jobs, "total_mb_s": jobs * size / elapsed / 1e6,

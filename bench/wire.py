@@ -6,7 +6,6 @@ floor measured in the same run (a minimal raw-socket line echo in plain Python, 
 
 import json
 import os
-import select
 import shutil
 import socket
 import subprocess

@@ -41,10 +41,6 @@ class AgentLinks:
         self.send_pending(job)
         return True
 
-    def unbind_job(self, job_id):
-        self.by_job.pop(job_id, None)
-        self.agent_items.discard(job_id)
-
     def _unbind(self, job_id, conn):
         if self.by_job.get(job_id) is conn:
             del self.by_job[job_id]

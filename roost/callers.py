@@ -12,7 +12,6 @@ PERSON = "person"
 UNREGISTERED = "unregistered"
 SESSION = "session"
 CONCIERGE = "concierge"
-CALLERS = (PERSON, UNREGISTERED, SESSION, CONCIERGE)
 
 _ANYONE = {}
 # The hub's ops: a person's only; every identified caller is refused with `unsupported`.

@@ -1,8 +1,7 @@
 """The one error type, carrying a code of the spec ("Error codes")."""
 
-# Codes an agent may see (the spec's list), then the ones for the daemon's other clients.
-AGENT_CODES = ("bad_request", "unauthorized", "not_found", "full", "busy", "unsupported")
-OTHER_CODES = ("locked", "limit", "rate_limited", "too_long", "conflict", "blocked", "policy", "internal")
+# Codes an agent may see: bad_request, unauthorized, not_found, full, busy, unsupported
+# (the spec's list); the daemon's other clients may also see limit, conflict, internal.
 
 
 class RoostError(Exception):

@@ -14,7 +14,6 @@ import pty
 import shutil
 import struct
 import subprocess
-import sys
 import tempfile
 import termios
 import time

@@ -12,7 +12,6 @@ import time
 import pytest
 
 from conftest import wait_for
-from roost.client import Client
 
 MiB = 1024 * 1024
 

@@ -6,12 +6,17 @@ from ..errors import bad_request
 _MISSING = object()
 
 
+def _absent(name, default):
+    """What an absent (or null) argument stands for: its default, or a refusal."""
+    if default is _MISSING:
+        raise bad_request(f"{name} is required")
+    return default
+
+
 def text(args, name, default=_MISSING, min_length=0, trim=False):
-    value = args.get(name, _MISSING)
-    if value is _MISSING or value is None:
-        if default is _MISSING:
-            raise bad_request(f"{name} is required")
-        return default
+    value = args.get(name)
+    if value is None:
+        return _absent(name, default)
     if not isinstance(value, str):
         raise bad_request(f"{name} must be a string")
     if trim:
@@ -33,11 +38,9 @@ def flag(args, name, default=False):
 
 def integer(args, name, default=_MISSING, minimum=None, digits_ok=False):
     """An integer (bool refused); `digits_ok` also takes a string of digits (task ids)."""
-    value = args.get(name, _MISSING)
-    if value is _MISSING or value is None:
-        if default is _MISSING:
-            raise bad_request(f"{name} is required")
-        return default
+    value = args.get(name)
+    if value is None:
+        return _absent(name, default)
     if digits_ok and isinstance(value, str) and value.isdigit():
         value = int(value)
     if isinstance(value, float) and value.is_integer():
@@ -50,33 +53,27 @@ def integer(args, name, default=_MISSING, minimum=None, digits_ok=False):
 
 
 def number(args, name, default=_MISSING):
-    value = args.get(name, _MISSING)
-    if value is _MISSING or value is None:
-        if default is _MISSING:
-            raise bad_request(f"{name} is required")
-        return default
+    value = args.get(name)
+    if value is None:
+        return _absent(name, default)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise bad_request(f"{name} must be a number")
     return value
 
 
 def strings(args, name, default=_MISSING):
-    value = args.get(name, _MISSING)
-    if value is _MISSING or value is None:
-        if default is _MISSING:
-            raise bad_request(f"{name} is required")
-        return default
+    value = args.get(name)
+    if value is None:
+        return _absent(name, default)
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise bad_request(f"{name} must be a list of strings")
     return value
 
 
 def mapping(args, name, default=_MISSING):
-    value = args.get(name, _MISSING)
-    if value is _MISSING or value is None:
-        if default is _MISSING:
-            raise bad_request(f"{name} is required")
-        return default
+    value = args.get(name)
+    if value is None:
+        return _absent(name, default)
     if not isinstance(value, dict):
         raise bad_request(f"{name} must be an object")
     return value

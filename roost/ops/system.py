@@ -23,18 +23,13 @@ def ping(call):
 @op("status", quick=True)
 def status(call):
     daemon = call.daemon
-    jobs = getattr(daemon, "jobs", None)
-    live = total = 0
-    if jobs is not None:
-        rows = list(jobs.all())
-        total = len(rows)
-        live = sum(1 for job in rows if job.live)
+    counts = daemon.jobs.counts()
     return {
         "pid": os.getpid(),
         "version": __version__,
         "socketDir": os.path.dirname(daemon.socket_path),
-        "liveJobs": live,
-        "totalJobs": total,
+        "liveJobs": counts["live"],
+        "totalJobs": counts["total"],
         "ptyError": daemon.pty_error,
         "startedAt": daemon.started_at,
         "home": daemon.home,

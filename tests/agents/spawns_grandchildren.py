@@ -4,7 +4,6 @@ identity in their environment finds them), plus one that ignores SIGTERM. Prints
 `ready <pids>` and then sleeps.
 """
 
-import os
 import signal
 import subprocess
 import sys
