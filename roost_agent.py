@@ -443,7 +443,7 @@ class RoostAgent(object):
 
     def _serve(self, conn):
         """Write on one connection until it dies or the agent stops: hello first, then the
-        latest report, then (once a report is accepted) acks and requests."""
+        latest report; once a report is accepted, acks and requests ahead of any newer report."""
         hello = {"protocol": PROTOCOL, "agent": {"name": self.name}, "capabilities": self._capabilities}
         if self.version is not None:
             hello["agent"]["version"] = str(self.version)
@@ -455,14 +455,16 @@ class RoostAgent(object):
                     if conn.dead or self._stopped:
                         return
                     wait = None
+                    # Acks before the report: a report made after a handler returned
+                    # must not reach the daemon ahead of that handler's ack.
+                    if conn.registered:
+                        while self._outbox:
+                            batch.append(self._outbox.popleft())
                     if not conn.report_waiting and conn.sent_generation < self._generation:
                         if conn.retry_report_at is not None and conn.retry_report_at > time.monotonic():
                             wait = conn.retry_report_at - time.monotonic()
                         else:
                             batch.append(self._report_request(conn))
-                    if conn.registered:
-                        while self._outbox:
-                            batch.append(self._outbox.popleft())
                     if not batch:
                         self._cond.wait(wait)
             self._write(conn, batch)
