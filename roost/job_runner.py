@@ -13,6 +13,7 @@ import os
 import signal
 
 import gevent
+import gevent.event
 
 from . import launch, procs
 from .errors import RoostError
@@ -51,6 +52,7 @@ class JobRunner:
         self.registry = registry
         self.daemon = daemon
         self.keeper = KeeperClient(daemon.home, on_exited=self._exited, on_lost=self._keeper_lost)
+        self._unclaimed = {}    # job id -> Event set when the keeper says it exited
 
     # -- starting -------------------------------------------------------------
     def start(self, job, argv=None):
@@ -144,7 +146,12 @@ class JobRunner:
     def _exited(self, message):
         """The keeper says a job's program exited (called on the keeper's reader)."""
         job = self.registry.get(message.get("job"))
-        if job is None or job.exit is not None:
+        if job is None:
+            ended = self._unclaimed.get(message.get("job"))
+            if ended is not None:
+                ended.set()
+            return
+        if job.exit is not None:
             return
         if job.starting:
             job.early_exit = message
@@ -280,9 +287,11 @@ class JobRunner:
                 log.warning("the keeper holds %s (pid %s) that no record claims; ending it",
                             info.get("job"), info.get("pid"))
                 os.close(master)
-                self.keeper.signal(info.get("job"), signal.SIGTERM)
+                if not exited:
+                    self._unclaimed[info.get("job")] = gevent.event.Event()
+                    self.keeper.signal(info.get("job"), signal.SIGTERM)
                 self.keeper.release(info.get("job"))
-                self._remove_unclaimed_dir(info.get("job"))
+                gevent.spawn(self._remove_unclaimed, info.get("job"))
                 continue
             adopted.add(job.id)
             if not job.running and exited:
@@ -304,15 +313,26 @@ class JobRunner:
             if job.running and job.id not in adopted:
                 self._settle_unheld(job)
 
-    def _remove_unclaimed_dir(self, job_id):
-        """A job started but never recorded leaves a directory without job.json."""
+    def _remove_unclaimed(self, job_id):
+        """A job started but never recorded leaves a directory without job.json. The
+        keeper writes the job's exit.json there when it ends: remove it only after that
+        (SIGKILL after the grace), and let no failure here stop the adoption of others."""
         from . import store
 
+        ended = self._unclaimed.get(job_id)
+        grace = (self.daemon.config().get("stopGraceMs") or STOP_GRACE_MS) / 1000.0
+        if ended is not None and not ended.wait(grace):
+            self.keeper.signal(job_id, signal.SIGKILL)
+            ended.wait(grace)
+        self._unclaimed.pop(job_id, None)
         if not isinstance(job_id, str) or not job_id.isalnum():
             return    # roost's ids are hex: anything else is not a directory of ours
         directory = self.registry.job_dir(job_id)
         if os.path.isdir(directory) and not os.path.exists(os.path.join(directory, "job.json")):
-            store.remove_tree(directory)
+            try:
+                store.remove_tree(directory)
+            except OSError as error:
+                log.warning("cannot remove %s, left by a job never recorded: %s", directory, error)
 
     def _settle_unheld(self, job):
         """A job on record as live that the keeper does not hold: it ended and was

@@ -7,8 +7,10 @@ import os
 import signal
 import time
 
+import pytest
+
 from conftest import wait_for
-from jobkit import agent, alive, dispatch, job_processes, output, row, ticks, wait_row, wait_state
+from jobkit import agent, alive, dispatch, job_processes, output, row, ticks, wait_row, wait_state, write_config
 
 JOBS = 20
 
@@ -104,7 +106,9 @@ def test_a_keeper_that_dies_is_replaced_and_its_jobs_still_end(daemon):
     assert ended["pid"] is None
 
 
-def test_a_job_started_but_never_recorded_is_ended_by_the_next_daemon(daemon):
+@pytest.mark.parametrize("argv", [["sleep", "300"], ["sh", "-c", "trap '' TERM; sleep 300 & wait"]],
+                         ids=["ends-on-sigterm", "ignores-sigterm"])
+def test_a_job_started_but_never_recorded_is_ended_by_the_next_daemon(daemon, argv):
     # As if the daemon died between the keeper's spawn and writing the job's record:
     # the keeper holds a job that no record claims.
     from test_keeper import KeeperConnection
@@ -113,13 +117,15 @@ def test_a_job_started_but_never_recorded_is_ended_by_the_next_daemon(daemon):
     dispatch(daemon, ["true"])            # a keeper runs
     daemon.kill9()
     os.mkdir(os.path.join(daemon.home, "jobs", "0dd0b0e5"), 0o700)
+    write_config(daemon.home, {"stopGraceMs": 300})
     keeper = KeeperConnection(keeper_module.socket_path(daemon.home))
-    answer, fds = keeper.call("spawn", job="0dd0b0e5", argv=["sleep", "300"], env={"PATH": os.environ["PATH"]},
+    answer, fds = keeper.call("spawn", job="0dd0b0e5", argv=argv, env={"PATH": os.environ["PATH"]},
                               cwd="/", rows=24, cols=80, umask=0o022)
     os.close(fds[0])
     keeper.close()
     assert alive(answer["pid"])
     daemon.start()
     wait_for(lambda: not alive(answer["pid"]), what="the unclaimed job to end")
-    assert not os.path.exists(os.path.join(daemon.home, "jobs", "0dd0b0e5"))
+    wait_for(lambda: not os.path.exists(os.path.join(daemon.home, "jobs", "0dd0b0e5")),
+             what="its directory to be removed")
     assert "0dd0b0e5" not in {item["id"] for item in daemon.call("list", all=True)["jobs"]}
