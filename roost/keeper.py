@@ -34,41 +34,20 @@ import sys
 import time
 
 from . import pidlock
+from .keeper_exit import exit_fields, write_json_atomic
 from .keeper_wire import MAX_LINE, VERSION, Peer, peer_uid, socket_path
 from .pty_spawn import SpawnRefused, spawn_on_pty
 
 _PR_SET_CHILD_SUBREAPER = 36
+# With no daemon connected and no job running, the keeper looks around this often and
+# leaves once its home is gone, or after LINGER_S with nothing of a job's left to hand
+# over (a daemon killed with kill -9 comes back well within that).
+IDLE_CHECK_S = 2.0
+LINGER_S = 60.0
 # A job id names a directory under jobs/: never "." or "..", never a path.
 _JOB_ID = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$")
 
 log = logging.getLogger("roost.keeper")
-
-
-def exit_fields(status):
-    """A wait status as {status, code, signal}: code for a normal exit, signal when killed."""
-    if os.WIFSIGNALED(status):
-        return {"status": status, "code": None, "signal": os.WTERMSIG(status)}
-    return {"status": status, "code": os.waitstatus_to_exitcode(status), "signal": None}
-
-
-def write_json_atomic(path, value):
-    """The keeper's own atomic writer (it imports nothing of the daemon's): temp, fsync,
-    rename, fsync of the directory."""
-    directory = os.path.dirname(path)
-    temp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    data = json.dumps(value, ensure_ascii=False, indent=2).encode("utf-8") + b"\n"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(temp, path)
-    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 class KeptJob:
@@ -88,8 +67,11 @@ class Refusal(Exception):
 
 
 class Keeper:
-    def __init__(self, home):
+    def __init__(self, home, linger=LINGER_S):
         self.home = home
+        self.linger = linger
+        self.idle_since = None
+        self.told_unread = False
         self.jobs = {}        # job id -> KeptJob
         self.by_pid = {}      # leader pid -> KeptJob
         self.peers = {}       # fd -> Peer
@@ -138,11 +120,17 @@ class Keeper:
     def run(self):
         self.reap()
         while True:
-            if self.leaving and not any(kept.exited is None for kept in self.jobs.values()):
+            running = any(kept.exited is None for kept in self.jobs.values())
+            if self.leaving and not running:
                 log.info("keeper %d: no job runs after bye, exiting", os.getpid())
                 return 0
+            idle = not running and not self.peers
+            if idle and self._done_lingering():
+                self.leaving = True     # the socket goes with it
+                return 0
+            self.idle_since = (self.idle_since or time.monotonic()) if idle else None
             try:
-                events = self.poller.poll()
+                events = self.poller.poll(min(IDLE_CHECK_S, self.linger) * 1000 if idle else None)
             except InterruptedError:
                 continue
             for fd, mask in events:
@@ -155,6 +143,21 @@ class Keeper:
                     peer = self.peers.get(fd)
                     if peer is not None:
                         self.service(peer, mask)
+
+    def _done_lingering(self):
+        if not os.path.isdir(self.home):
+            log.info("keeper %d: %s is gone, exiting", os.getpid(), self.home)
+            return True
+        if self.idle_since is None or time.monotonic() - self.idle_since < self.linger:
+            return False
+        unread = sum(not kept.released for kept in self.jobs.values())
+        if unread:
+            if not self.told_unread:
+                log.info("keeper %d: %d ended jobs' output not yet read: waiting for a daemon", os.getpid(), unread)
+                self.told_unread = True
+            return False    # output a daemon has yet to read: wait for one
+        log.info("keeper %d: no daemon and no job for %.0f s, exiting", os.getpid(), self.linger)
+        return True
 
     def _drain_wakeup(self):
         try:
@@ -382,15 +385,28 @@ def _set_subreaper():
         log.error("prctl(PR_SET_CHILD_SUBREAPER) failed: errno %d", ctypes.get_errno())
 
 
+def _options(argv):
+    """{"--name": value} from `--name value` and `--name=value`; None when malformed."""
+    options, rest = {}, list(argv)
+    while rest:
+        word = rest.pop(0)
+        name, equals, value = word.partition("=")
+        if not name.startswith("--") or (not equals and not rest):
+            return {"": word}
+        options[name] = value if equals else rest.pop(0)
+    return options
+
+
 def main(argv):
-    """`roost keeper --home H` (argv after the subcommand)."""
-    home = None
-    if len(argv) == 2 and argv[0] == "--home":
-        home = argv[1]
-    elif len(argv) == 1 and argv[0].startswith("--home="):
-        home = argv[0].split("=", 1)[1]
-    if not home:
-        sys.stderr.write("usage: roost keeper --home DIR\n")
+    """`roost keeper --home H [--linger SECONDS]` (argv after the subcommand)."""
+    options = _options(argv)
+    home = options.get("--home")
+    try:
+        linger = float(options.get("--linger", LINGER_S))
+    except ValueError:
+        linger = None
+    if not home or linger is None or set(options) - {"--home", "--linger"}:
+        sys.stderr.write("usage: roost keeper --home DIR [--linger SECONDS]\n")
         return 2
     home = os.path.abspath(home)
     os.umask(0o077)
@@ -405,7 +421,7 @@ def main(argv):
         sys.stderr.write(f"roost keeper: another keeper serves {home}\n")
         return 1
     _set_subreaper()
-    keeper = Keeper(home)
+    keeper = Keeper(home, linger)
     keeper.install_signals()
     keeper.bind()
     log.info("keeper %d serving %s", os.getpid(), socket_path(home))

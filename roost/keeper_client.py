@@ -76,12 +76,24 @@ class KeeperClient:
         with self._connect_lock:
             if self.sock is not None:
                 return
-            if not self._try_connect():
-                self._start_keeper()
-            answer, _ = self._call({"op": "hello", "version": keeper_wire.VERSION})
+            try:
+                answer = self._hello()
+            except KeeperError as error:
+                # A keeper that had lingered with nothing to keep may leave just as we
+                # come: a second try starts a new one.
+                log.info("the keeper did not answer (%s): trying once more", error)
+                self.close()
+                gevent.sleep(0.05)
+                answer = self._hello()
             self.version = answer.get("version")
             self.keeper_pid = answer.get("pid")
             log.info("keeper %s (version %s) holds %s jobs", self.keeper_pid, self.version, answer.get("jobs"))
+
+    def _hello(self):
+        if not self._try_connect():
+            self._start_keeper()
+        answer, _ = self._call({"op": "hello", "version": keeper_wire.VERSION})
+        return answer
 
     def _try_connect(self):
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

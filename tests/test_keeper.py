@@ -4,6 +4,7 @@ socket with a blocking client, the way the daemon drives it (fds by SCM_RIGHTS).
 import array
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -89,12 +90,13 @@ def read_until(fd, needle, timeout=10):
 
 
 @pytest.fixture
-def keeper(home):
+def keeper(home, request):
+    extra = getattr(request, "param", [])    # more arguments for `roost keeper`
     os.makedirs(os.path.join(home, "jobs"), mode=0o700)
     env = {**os.environ, "PYTHONPATH": ROOT, "ROOST_HOME": home}
     log = open(os.path.join(home, "keeper.log"), "ab")
     # Started with signals blocked, as a keeper may inherit them: its jobs must not.
-    process = subprocess.Popen([PYTHON, "-m", "roost", "keeper", "--home", home], env=env,
+    process = subprocess.Popen([PYTHON, "-m", "roost", "keeper", "--home", home, *extra], env=env,
                                stdout=log, stderr=log, start_new_session=True,
                                preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGINT}))
     path = keeper_module.socket_path(home)
@@ -307,3 +309,32 @@ def test_another_user_cannot_talk_to_it(keeper):
     assert os.waitstatus_to_exitcode(status) == 0
     # The keeper's own user is still served.
     assert keeper.call("hello", version=1)[0]["ok"]
+
+
+def keeper_log(keeper):
+    with open(os.path.join(keeper.home, "keeper.log"), encoding="utf-8", errors="replace") as handle:
+        return handle.read()
+
+
+@pytest.mark.parametrize("keeper", [["--linger", "0.2"]], indirect=True)
+def test_with_no_daemon_and_no_job_it_leaves_once_the_output_is_read(keeper):
+    answer, fds = spawn(keeper, "j9", ["sh", "-c", "echo last words"])
+    keeper.wait_event("j9")
+    keeper.close()
+    # Ended, but its last output is unread: it waits for a daemon as long as it takes.
+    wait_for(lambda: "output not yet read" in keeper_log(keeper), what="the keeper to wait for a daemon")
+    assert keeper.process.poll() is None
+    again = KeeperConnection(keeper_module.socket_path(keeper.home))
+    assert read_until(fds[0], b"last words")
+    os.close(fds[0])
+    again.call("release", job="j9")
+    again.close()
+    wait_for(lambda: keeper.process.poll() is not None, what="the keeper to leave")
+    assert keeper.process.returncode == 0
+    assert not os.path.exists(keeper_module.socket_path(keeper.home))
+
+
+def test_it_leaves_when_its_home_is_deleted(keeper):
+    keeper.close()
+    shutil.rmtree(keeper.home)
+    wait_for(lambda: keeper.process.poll() is not None, what="the keeper to leave")
