@@ -5,6 +5,10 @@ import sys
 
 def run():
     argv = sys.argv[1:]
+    if getattr(sys, "frozen", False):
+        from roost.unpacked_copies import hold_own_copy
+
+        hold_own_copy()   # in use: a newer release's daemon must not remove it
     # Hidden entries first: they must not pay for the CLI's imports.
     if argv[:1] == ["daemon"] and "--foreground" in argv:
         from roost.daemon import main as daemon_main

@@ -206,10 +206,22 @@ def serve(foreground=False, detached=False):
     gevent.signal_handler(signal.SIGINT, gevent.spawn, daemon.stop, True)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     log.info("roost daemon %d serving %s", os.getpid(), sock_path)
+    gevent.get_hub().threadpool.spawn(_remove_unused_copies)
     daemon.stopped.wait()
     log.info("roost daemon %d stopped", os.getpid())
     os.close(lock)
     return 0
+
+
+def _remove_unused_copies():
+    """Other releases' unpacked copies that no program runs from (frozen only); run on a
+    thread of the pool, as removing 30 MB of files takes a while."""
+    from . import unpacked_copies
+
+    try:
+        unpacked_copies.remove_unused_copies()
+    except OSError as error:
+        log.warning("looking for unused unpacked copies: %s", error)
 
 
 def _start_hooks():

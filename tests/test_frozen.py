@@ -3,6 +3,7 @@ and these tests run a copy of that one file (as if downloaded) with a home and a
 their own: the launcher's cache, the CLI, the daemon it starts, and the environment a
 job started by that daemon sees."""
 
+import fcntl
 import json
 import os
 import re
@@ -203,6 +204,40 @@ def test_ping_starts_a_detached_daemon_from_the_cached_binary(frozen):
     assert "stopping" in ok(frozen("shutdown"))
     wait_for(lambda: gone(pid), timeout=15, what="the daemon to exit")
     wait_for(lambda: not os.path.exists(frozen.socket), timeout=5, what="the socket to go")
+
+
+def fake_copy(root, name):
+    """An unpacked copy of another release, as the launcher leaves it."""
+    path = os.path.join(root, name)
+    os.makedirs(os.path.join(path, "_internal"), mode=0o700)
+    with open(os.path.join(path, ".roost-complete"), "w") as handle:
+        handle.write(name + "\n")
+    return path
+
+
+def test_the_daemon_removes_other_releases_copies_that_no_program_uses(binary, tmp_path):
+    cache = str(tmp_path / "cache")
+    env = user_env(str(tmp_path / "home"), cache, str(tmp_path))
+    ok(run(binary, env, "--version"))
+    root = os.path.join(cache, "roost")
+    unused = fake_copy(root, "0.0.9-0123456789abcdef")
+    in_use = fake_copy(root, "0.0.8-fedcba9876543210")
+    not_ours = os.path.join(root, "notes")
+    os.mkdir(not_ours)
+    with open(os.path.join(in_use, ".roost-complete")) as held:
+        fcntl.flock(held, fcntl.LOCK_SH)        # as a program running from it holds it
+        frozen = FrozenRoost(binary, cache, str(tmp_path / "home"), str(tmp_path))
+        try:
+            ok(frozen("ping"))
+            wait_for(lambda: not os.path.exists(unused), what="the unused copy to be removed")
+            assert sorted(os.listdir(root)) == sorted([cache_id(binary), os.path.basename(in_use), "notes"])
+            # The daemon holds its own copy: a newer release's daemon leaves it alone.
+            own = os.path.join(root, cache_id(binary), ".roost-complete")
+            with open(own) as probe:
+                with pytest.raises(BlockingIOError):
+                    fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            frozen("shutdown")
 
 
 def test_the_daemon_command_detaches_and_outlives_the_cli(frozen):
