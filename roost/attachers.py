@@ -5,6 +5,11 @@ fell behind and is let go), `end(why)`, when it has one, hears that it was let g
 attacher's terminal stays on roost's own alternate screen for the whole attach, so the
 job's own screen switches are taken out of the stream (the Terminal repaints after the
 job leaves its alternate screen).
+
+The job's terminal queries (cursor position, device attributes, colours) reach every
+attacher, and each one's terminal answers: the job must hear one answer, not one per
+attacher. The attacher that joined first answers; the answers in the others' input are
+taken out (`without_reports`).
 """
 
 import logging
@@ -13,6 +18,21 @@ import re
 log = logging.getLogger(__name__)
 
 _ALT_SWITCH = re.compile(rb"\x1b\[\?(?:1049|1047|47)([hl])")
+# What a terminal sends back, never a key: cursor position (CSI r;c R), device attributes
+# (CSI ? / > / = ... c), status (CSI n), window reports (CSI ... t), mode reports
+# (CSI ? ... $ y), keyboard flags (CSI ? flags u), OSC answers (colours) and DCS answers.
+_REPORT = re.compile(rb"\x1b\[(?:\d+;\d+R|[?>=][\d;]*c|\d*n|[\d;]*t|\?[\d;]*\$y|\?\d*u)"
+                     rb"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"
+                     rb"|\x1bP[^\x1b]*\x1b\\")
+_PASTE_START = b"\x1b[200~"
+
+
+def without_reports(data):
+    """`data` (an attacher's input) with its terminal's answers taken out. A chunk that
+    holds a bracketed paste is left whole: what is pasted is the user's, escapes and all."""
+    if b"\x1b" not in data or _PASTE_START in data:
+        return data
+    return _REPORT.sub(b"", data)
 
 
 def _alt_replacement(match):
@@ -34,6 +54,10 @@ class Attachers:
         """Joins `sink`, which gets `first` (the repaint) before anything else."""
         if self._deliver(sink, first):
             self._sinks.append(sink)
+
+    def answers_queries(self, sink):
+        """Whether `sink`'s terminal is the one that answers the job's queries."""
+        return bool(self._sinks) and self._sinks[0] is sink
 
     def remove(self, sink):
         if sink in self._sinks:

@@ -21,7 +21,7 @@ import gevent
 import gevent.event
 import gevent.lock
 
-from .attachers import Attachers
+from .attachers import Attachers, without_reports
 from .output_log import OutputLog
 from .pty_reader import MORE, PARK, WAIT, PtyReader
 from .pty_writer import PtyWriter
@@ -139,11 +139,15 @@ class Terminal:
             self._attachers.remove(sink)
         self._freeze_if_quiet()
 
-    def write_input(self, data):
-        """An attacher's keys; dropped (False) while a stalled program has a backlog."""
+    def write_input(self, data, sink=None):
+        """An attacher's keys; dropped (False) while a stalled program has a backlog.
+        Only the first attacher's terminal answers the job's queries (Attachers)."""
         if self.closed or self._writer.backlog > OUTBOX_LIMIT:
             return False
-        self._writer.enqueue(bytes(data))
+        if sink is not None and self._attachers and not self._attachers.answers_queries(sink):
+            data = without_reports(data)
+        if data:
+            self._writer.enqueue(bytes(data))
         return True
 
     def resize(self, rows, cols):

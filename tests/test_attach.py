@@ -160,6 +160,29 @@ def test_two_attachers_and_the_end_of_the_job(daemon):
         second.close()
 
 
+def test_only_the_first_attachers_terminal_answers_the_jobs_queries(daemon):
+    job_id = dispatch(daemon, "prompt_echo.py", "0.1")
+    wait_waiting(daemon, job_id)
+    first, second = Attacher(daemon, job_id), Attacher(daemon, job_id)
+    try:
+        first.pump_until(lambda: b">" in first.output)
+        second.pump_until(lambda: b">" in second.output)
+        # Both terminals answer a query: the second's answers are taken out, its keys
+        # (an arrow key here) are not.
+        report = b"\x1b[5;1R\x1b[?62;22c\x1b]11;rgb:0000/0000/0000\x1b\\"
+        second.send(b"from" + report + b"\x1b[Dsecond\r")
+        first.pump_until(lambda: b"echo: from\x1b[Dsecond" in first.output, what="the second's line")
+        first.send(b"from" + report + b"first\r")
+        first.pump_until(lambda: b"echo: from" + report + b"first" in first.output, what="the first's line")
+        first.client.call("detach", {"id": job_id})
+        # The first gone, the second's terminal answers from now on.
+        second.send(b"now" + report + b"second\r")
+        second.pump_until(lambda: b"echo: now" + report + b"second" in second.output, what="the answers kept")
+    finally:
+        first.close()
+        second.close()
+
+
 def test_a_closed_connection_detaches_and_the_job_goes_on(daemon):
     job_id = dispatch(daemon, "prompt_echo.py", "0.1")
     wait_waiting(daemon, job_id)
@@ -303,3 +326,17 @@ def test_roost_attach_refusals(daemon):
     assert bad_key.returncode == 2 and b"not a key roost understands" in bad_key.stderr
     no_terminal = daemon.cli("attach", "x")
     assert no_terminal.returncode == 2 and b"not a terminal" in no_terminal.stderr
+
+
+@pytest.mark.parametrize("data, kept", [
+    (b"a\x1b[12;40Rb", b"ab"),                               # cursor position
+    (b"\x1b[>1;4000;0c\x1b[0n", b""),                         # device attributes, status
+    (b"\x1b]10;rgb:ffff/ffff/ffff\x07x", b"x"),               # a colour, BEL-ended
+    (b"\x1bP>|xterm(390)\x1b\\", b""),                        # XTVERSION
+    (b"\x1b[A\x1b[1;5C\x1b[15~\x1b[<0;3;4M\x1b", b"\x1b[A\x1b[1;5C\x1b[15~\x1b[<0;3;4M\x1b"),   # keys, mouse, Esc
+    (b"\x1b[200~pasted \x1b[1;1R\x1b[201~", b"\x1b[200~pasted \x1b[1;1R\x1b[201~"),             # a paste is the user's
+])
+def test_what_is_taken_out_of_a_second_attachers_input(data, kept):
+    from roost.attachers import without_reports
+
+    assert without_reports(data) == kept

@@ -190,7 +190,7 @@ def attach_input(call):
         data = base64.b64decode(encoded, validate=True)
     except (binascii.Error, ValueError):
         raise bad_request("data must be base64")
-    taken = sink.terminal.write_input(data)
+    taken = sink.terminal.write_input(data, sink)
     return {"id": sink.job_id, "taken": taken}
 
 
