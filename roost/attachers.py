@@ -27,6 +27,13 @@ _REPORT = re.compile(rb"\x1b\[(?:\d+;\d+R|[?>=][\d;]*c|\d*n|[\d;]*t|\?[\d;]*\$y|
 _PASTE_START = b"\x1b[200~"
 
 
+def live_view(data):
+    """The job's output as an attacher's terminal gets it: without its screen switches."""
+    if b"\x1b[?" in data:
+        data = _ALT_SWITCH.sub(_alt_replacement, data)
+    return data
+
+
 def without_reports(data):
     """`data` (an attacher's input) with its terminal's answers taken out. A chunk that
     holds a bracketed paste is left whole: what is pasted is the user's, escapes and all."""
@@ -64,9 +71,7 @@ class Attachers:
             self._sinks.remove(sink)
 
     def live_output(self, data):
-        if b"\x1b[?" in data:
-            data = _ALT_SWITCH.sub(_alt_replacement, data)
-        self.send(data)
+        self.send(live_view(data))
 
     def send(self, data):
         for sink in list(self._sinks):

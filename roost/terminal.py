@@ -20,13 +20,14 @@ import time
 import gevent
 import gevent.event
 import gevent.lock
+import gevent.socket
 
-from .attachers import Attachers, without_reports
+from .attachers import Attachers, live_view, without_reports
 from .output_log import OutputLog
 from .pty_reader import MORE, PARK, WAIT, PtyReader
 from .pty_writer import PtyWriter
 from .screen import Screen
-from .screen_feed import FLOW_GAP, ScreenFeed, budget, feed_in_turns
+from .screen_feed import FLOW_GAP, SLICE, ScreenFeed, budget, feed_in_turns
 from .term_profile import TermProfile, last_line, working_reading
 from .typing_check import left_input_line
 
@@ -131,7 +132,9 @@ class Terminal:
         self._alt_exits_seen = self.screen.alt_exits
         if self._attachers is None:
             self._attachers = Attachers(self.job_id)
-        self._attachers.add(sink, self.screen.render_ansi())
+        # The screen as fed, then the output it has yet to take, as it came: the
+        # attacher's terminal ends up where the screen will.
+        self._attachers.add(sink, self.screen.render_ansi() + live_view(bytes(self._feed.pending)))
         return sink
 
     def detach(self, sink):
@@ -288,9 +291,29 @@ class Terminal:
         self._wake()
 
     def _catch_up(self):
-        """Feeds the whole backlog (at most SCREEN_BACKLOG) before the screen is read."""
-        while self._feed.pending:
-            self._feed_slice()
+        """Feeds the backlog (at most SCREEN_BACKLOG) before the screen is read, a slice
+        a turn of the loop within the shared budget: a peek during a flood must not hold
+        every other connection for the ~16 ms a whole backlog takes. What comes
+        meanwhile is left to the reader (under a flood the backlog never empties)."""
+        feed = self._feed
+        owed = len(feed.pending)
+        if gevent.getcurrent() is gevent.get_hub():
+            owed = 0
+            while feed.pending:
+                self._feed_slice()
+        idle = None
+        try:
+            while owed > 0 and feed.pending:
+                if budget.allows():
+                    self._feed_slice()
+                    owed -= SLICE
+                    continue
+                if idle is None:
+                    idle = gevent.get_hub().loop.idle()
+                gevent.socket.wait(idle)
+        finally:
+            if idle is not None:
+                idle.close()
 
     def _judge(self):
         self._unjudged = False
