@@ -15,7 +15,7 @@ def run():
 
         return daemon_main(argv[1:])
     if argv[:1] == ["keeper"]:
-        from roost.keeper import main as keeper_main
+        from roost.keeper_main import main as keeper_main
 
         return keeper_main(argv[1:])
     from roost.cli import main

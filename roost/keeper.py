@@ -22,7 +22,6 @@ The wire: JSON lines on a unix stream socket (0600, peer uid checked). Requests 
 There is no resize: the daemon sets the window size on its own copy of the master.
 """
 
-import ctypes
 import json
 import logging
 import os
@@ -30,15 +29,12 @@ import re
 import select
 import signal
 import socket
-import sys
 import time
 
-from . import pidlock
 from .keeper_exit import exit_fields, write_json_atomic
 from .keeper_wire import MAX_LINE, VERSION, Peer, peer_uid, socket_path
 from .pty_spawn import SpawnRefused, spawn_on_pty
 
-_PR_SET_CHILD_SUBREAPER = 36
 # With no daemon connected and no job running, the keeper looks around this often and
 # leaves once its home is gone, or after LINGER_S with nothing of a job's left to hand
 # over (a daemon killed with kill -9 comes back well within that).
@@ -377,60 +373,3 @@ class Keeper:
             write_json_atomic(os.path.join(kept.job_dir, "exit.json"), dict(kept.exited, version=1, job=kept.job))
         except OSError as error:
             log.error("cannot record the exit of job %s: %s", kept.job, error)
-
-
-def _set_subreaper():
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        log.error("prctl(PR_SET_CHILD_SUBREAPER) failed: errno %d", ctypes.get_errno())
-
-
-def _options(argv):
-    """{"--name": value} from `--name value` and `--name=value`; None when malformed."""
-    options, rest = {}, list(argv)
-    while rest:
-        word = rest.pop(0)
-        name, equals, value = word.partition("=")
-        if not name.startswith("--") or (not equals and not rest):
-            return {"": word}
-        options[name] = value if equals else rest.pop(0)
-    return options
-
-
-def main(argv):
-    """`roost keeper --home H [--linger SECONDS]` (argv after the subcommand)."""
-    options = _options(argv)
-    home = options.get("--home")
-    try:
-        linger = float(options.get("--linger", LINGER_S))
-    except ValueError:
-        linger = None
-    if not home or linger is None or set(options) - {"--home", "--linger"}:
-        sys.stderr.write("usage: roost keeper --home DIR [--linger SECONDS]\n")
-        return 2
-    home = os.path.abspath(home)
-    os.umask(0o077)
-    os.chdir("/")   # hold no directory of the user's busy
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO,
-                        format="%(asctime)s %(process)d %(levelname)s keeper: %(message)s")
-    if not os.path.isdir(home):
-        sys.stderr.write(f"roost keeper: {home} is not a directory\n")
-        return 1
-    lock = pidlock.take(os.path.join(home, "keeper.lock"))
-    if lock is None:
-        sys.stderr.write(f"roost keeper: another keeper serves {home}\n")
-        return 1
-    _set_subreaper()
-    keeper = Keeper(home, linger)
-    keeper.install_signals()
-    keeper.bind()
-    log.info("keeper %d serving %s", os.getpid(), socket_path(home))
-    try:
-        return keeper.run()
-    finally:
-        try:
-            if keeper.leaving:
-                os.unlink(socket_path(home))
-        except OSError:
-            pass
-        os.close(lock)
