@@ -143,44 +143,43 @@ def test_attach_passes_the_window_size_to_the_job(daemon):
         attacher.close()
 
 
-def test_two_attachers_and_the_end_of_the_job(daemon):
+@pytest.fixture
+def two_attachers(daemon):
+    """A prompt_echo job and two attachers that have had its repaint."""
     job_id = dispatch(daemon, "prompt_echo.py", "0.1")
     wait_waiting(daemon, job_id)
     first, second = Attacher(daemon, job_id), Attacher(daemon, job_id)
     try:
         first.pump_until(lambda: b">" in first.output)
         second.pump_until(lambda: b">" in second.output)
-        first.send(b"quit\r")
-        for attacher in (first, second):
-            attacher.pump_until(lambda: attacher.detached is not None, what="the detached event")
-            assert attacher.detached == "the job ended"
-            assert b"bye" in attacher.output
+        yield job_id, first, second
     finally:
         first.close()
         second.close()
 
 
-def test_only_the_first_attachers_terminal_answers_the_jobs_queries(daemon):
-    job_id = dispatch(daemon, "prompt_echo.py", "0.1")
-    wait_waiting(daemon, job_id)
-    first, second = Attacher(daemon, job_id), Attacher(daemon, job_id)
-    try:
-        first.pump_until(lambda: b">" in first.output)
-        second.pump_until(lambda: b">" in second.output)
-        # Both terminals answer a query: the second's answers are taken out, its keys
-        # (an arrow key here) are not.
-        report = b"\x1b[5;1R\x1b[?62;22c\x1b]11;rgb:0000/0000/0000\x1b\\"
-        second.send(b"from" + report + b"\x1b[Dsecond\r")
-        first.pump_until(lambda: b"echo: from\x1b[Dsecond" in first.output, what="the second's line")
-        first.send(b"from" + report + b"first\r")
-        first.pump_until(lambda: b"echo: from" + report + b"first" in first.output, what="the first's line")
-        first.client.call("detach", {"id": job_id})
-        # The first gone, the second's terminal answers from now on.
-        second.send(b"now" + report + b"second\r")
-        second.pump_until(lambda: b"echo: now" + report + b"second" in second.output, what="the answers kept")
-    finally:
-        first.close()
-        second.close()
+def test_two_attachers_and_the_end_of_the_job(two_attachers):
+    job_id, first, second = two_attachers
+    first.send(b"quit\r")
+    for attacher in (first, second):
+        attacher.pump_until(lambda: attacher.detached is not None, what="the detached event")
+        assert attacher.detached == "the job ended"
+        assert b"bye" in attacher.output
+
+
+def test_only_the_first_attachers_terminal_answers_the_jobs_queries(two_attachers):
+    job_id, first, second = two_attachers
+    # Both terminals answer a query: the second's answers are taken out, its keys
+    # (an arrow key here) are not.
+    report = b"\x1b[5;1R\x1b[?62;22c\x1b]11;rgb:0000/0000/0000\x1b\\"
+    second.send(b"from" + report + b"\x1b[Dsecond\r")
+    first.pump_until(lambda: b"echo: from\x1b[Dsecond" in first.output, what="the second's line")
+    first.send(b"from" + report + b"first\r")
+    first.pump_until(lambda: b"echo: from" + report + b"first" in first.output, what="the first's line")
+    first.client.call("detach", {"id": job_id})
+    # The first gone, the second's terminal answers from now on.
+    second.send(b"now" + report + b"second\r")
+    second.pump_until(lambda: b"echo: now" + report + b"second" in second.output, what="the answers kept")
 
 
 def test_a_closed_connection_detaches_and_the_job_goes_on(daemon):
