@@ -6,7 +6,7 @@ import sys
 def run():
     argv = sys.argv[1:]
     if getattr(sys, "frozen", False):
-        from roost.unpacked_copies import hold_own_copy
+        from roost.bundle import hold_own_copy
 
         hold_own_copy()   # in use: a newer release's daemon must not remove it
     # Hidden entries first: they must not pay for the CLI's imports.

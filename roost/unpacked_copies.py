@@ -2,10 +2,10 @@
 about 30 MB each, so the ones no program runs from any more are removed.
 
 Every frozen roost process holds a shared flock on its own copy's marker
-(`.roost-complete`) for its whole life. The daemon, once started, looks at the other
-copies beside its own: a copy whose marker it can lock exclusively is used by no one. It
-is renamed aside first (a launcher then no longer finds it and would unpack afresh),
-then removed. Standard library only: the CLI holds its copy too.
+(`.roost-complete`) for its whole life (bundle.hold_own_copy). The daemon, once started,
+looks at the other copies beside its own: a copy whose marker it can lock exclusively is
+used by no one. It is renamed aside first (a launcher then no longer finds it and would
+unpack afresh), then removed.
 """
 
 import fcntl
@@ -13,41 +13,14 @@ import logging
 import os
 import re
 import shutil
-import sys
 
-MARKER = ".roost-complete"
+from .bundle import MARKER, own_copy
+
 # A copy's directory is named VERSION-HASH by scripts/build.
 _COPY_NAME = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]*-[0-9a-f]{8,64}$")
 ASIDE = ".old."
 
 log = logging.getLogger("roost.copies")
-_held = []
-
-
-def own_copy():
-    """The directory of the unpacked copy this process runs from, or None (from source,
-    or from an onedir bundle unpacked by hand)."""
-    if not getattr(sys, "frozen", False):
-        return None
-    directory = os.path.dirname(os.path.abspath(sys.executable))
-    return directory if os.path.isfile(os.path.join(directory, MARKER)) else None
-
-
-def hold_own_copy():
-    """Mark this process's copy as in use until it exits (the fd is closed on exec)."""
-    directory = own_copy()
-    if directory is None:
-        return
-    try:
-        fd = os.open(os.path.join(directory, MARKER), os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)    # being removed right now: this run already has what it needs
-        return
-    _held.append(fd)
 
 
 def remove_unused_copies():
