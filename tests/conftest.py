@@ -13,7 +13,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from roost.client import Client  # noqa: E402
+from roost.client import Client, Lost  # noqa: E402
 
 PYTHON = sys.executable
 AGENTS = os.path.join(ROOT, "tests", "agents")
@@ -75,8 +75,23 @@ class DaemonProcess:
         return Client.connect(self.socket, timeout=timeout)
 
     def call(self, op, **args):
-        with self.client() as client:
-            return client.call(op, args)
+        try:
+            with self.client() as client:
+                return client.call(op, args)
+        except (OSError, Lost) as error:
+            error.add_note(self.describe())
+            raise
+
+    def describe(self):
+        """The daemon's state, for a failure that may be its death."""
+        code = self.process.poll() if self.process is not None else None
+        state = "running" if code is None else f"exited with {code}"
+        log_path = os.path.join(self.home, "daemon.log")
+        tail = ""
+        if os.path.exists(log_path):
+            with open(log_path, encoding="utf-8", errors="replace") as handle:
+                tail = handle.read()[-3000:]
+        return f"the daemon is {state}; its stderr:\n{self.stderr_text()[-2000:]}\nits log:\n{tail}"
 
     def kill9(self):
         self.process.kill()
