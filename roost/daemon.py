@@ -74,7 +74,12 @@ def bind_socket(path, home):
             raise HomeRefused(f"another daemon answers on {path}")
         os.unlink(path)   # stale: nothing answers on it
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
+    # Made 0600 by bind itself: never a moment with other modes on it.
+    old_umask = os.umask(0o177)
+    try:
+        listener.bind(path)
+    finally:
+        os.umask(old_umask)
     os.chmod(path, 0o600)
     listener.listen(4096)
     return listener
