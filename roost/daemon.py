@@ -16,7 +16,7 @@ import stat
 import sys
 import time
 
-from . import paths, pidlock
+from . import paths, pidlock, private_socket
 
 log = logging.getLogger(__name__)
 
@@ -73,16 +73,7 @@ def bind_socket(path, home):
         if _answers(path):
             raise HomeRefused(f"another daemon answers on {path}")
         os.unlink(path)   # stale: nothing answers on it
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    # Made 0600 by bind itself: never a moment with other modes on it.
-    old_umask = os.umask(0o177)
-    try:
-        listener.bind(path)
-    finally:
-        os.umask(old_umask)
-    os.chmod(path, 0o600)
-    listener.listen(4096)
-    return listener
+    return private_socket.listen(path, 4096)
 
 
 def _raise_fd_limit():

@@ -28,11 +28,11 @@ import os
 import re
 import select
 import signal
-import socket
 import time
 
+from . import private_socket
 from .keeper_exit import exit_fields, write_json_atomic
-from .keeper_wire import MAX_LINE, VERSION, Peer, peer_uid, socket_path
+from .keeper_wire import MAX_LINE, VERSION, Peer, socket_path
 from .pty_spawn import SpawnRefused, spawn_on_pty
 
 # With no daemon connected and no job running, the keeper looks around this often and
@@ -83,14 +83,7 @@ class Keeper:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         if os.path.lexists(path):
             os.unlink(path)   # we hold keeper.lock: whatever is there is stale
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old_umask = os.umask(0o177)
-        try:
-            listener.bind(path)
-        finally:
-            os.umask(old_umask)
-        os.chmod(path, 0o600)
-        listener.listen(16)
+        listener = private_socket.listen(path, 16)
         listener.setblocking(False)
         self.listener = listener
         self.poller.register(listener.fileno(), select.POLLIN)
@@ -172,7 +165,7 @@ class Keeper:
                 log.error("accept failed: %s", error)
                 return
             try:
-                uid = peer_uid(sock)
+                uid = private_socket.peer_uid(sock)
             except OSError:
                 sock.close()
                 continue

@@ -24,7 +24,7 @@ import gevent
 import gevent.event
 import gevent.lock
 
-from . import keeper_wire
+from . import keeper_wire, private_socket
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ class KeeperClient:
                 return False
             raise KeeperError(f"cannot reach the keeper on {self.path}: {error.strerror}")
         # Jobs' environments (tokens) go over this socket: it must be our own user's.
-        uid = keeper_wire.peer_uid(sock)
+        uid = private_socket.peer_uid(sock)
         if uid != os.getuid():
             sock.close()
             raise KeeperError(f"{self.path} belongs to uid {uid}, not to us: not a keeper of ours")

@@ -14,12 +14,6 @@ SOCKET_NAME = "keeper.sock"
 FDS_PER_SENDMSG = 200
 MAX_LINE = 4 * 1024 * 1024
 _MAX_SOCKET_PATH = 107
-PEERCRED = struct.Struct("3i")
-
-
-def peer_uid(sock):
-    _, uid, _ = PEERCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, PEERCRED.size))
-    return uid
 
 
 def socket_path(home, env=None):

@@ -16,13 +16,11 @@ import collections
 import errno
 import logging
 import os
-import socket
-import struct
 
 import gevent
 import gevent.event
 
-from . import callers, codec
+from . import callers, codec, private_socket
 from .errors import RoostError
 from .ops import OPS, QUICK, Call
 
@@ -34,7 +32,6 @@ MAX_IN_FLIGHT = 256
 MAX_UNREAD = 16 * 1024 * 1024
 READ_SIZE = 64 * 1024
 
-_PEERCRED = struct.Struct("3i")
 
 
 class Connection:
@@ -279,7 +276,7 @@ class Server:
 
     def _admit(self, sock):
         try:
-            pid, uid, gid = _PEERCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size))
+            pid, uid, gid = private_socket.peer_credentials(sock)
         except OSError:
             sock.close()
             return

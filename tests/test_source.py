@@ -68,7 +68,8 @@ def test_layers_call_downward_only():
     assert problems == []
 
 
-KEEPER_SIDE = ("roost.keeper", "roost.keeper_exit", "roost.keeper_main", "roost.keeper_wire", "roost.pty_spawn", "roost.pidlock")
+KEEPER_SIDE = ("roost.keeper", "roost.keeper_exit", "roost.keeper_main", "roost.keeper_wire", "roost.private_socket",
+               "roost.pty_spawn", "roost.pidlock")
 
 
 def test_the_keeper_uses_the_standard_library_only():
