@@ -330,6 +330,7 @@ def test_close_acks_a_running_reply_only_if_it_finishes_first(daemon, relay, fin
     if not finishes:
         # Not acked, it comes again on the next start, which only acks it.
         assert job.row().get("queued") == 1
+        os.unlink(os.path.join(job.dir, "close-now"))   # the next start runs until it is stopped
         daemon.call("respawn", id=job.id)
         job.wait_row(lambda row: row.get("queued", 0) == 0, "the reply acked after the new start")
         assert job.texts() == ["hold"]
