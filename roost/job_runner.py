@@ -140,7 +140,11 @@ class JobRunner:
             fields["choices"] = list(reading.get("choices") or [])
         elif fields["waitingFor"] != "question":
             fields["question"] = None
-        self.registry.change(job, state=state if state in LIVE_STATES else None, **fields)
+        record = job.record
+        # Only the last line of a working screen moved: the screen holds it, no disk needs to.
+        lasting = state != job.state or any(record.get(key) != value
+                                            for key, value in fields.items() if key != "summary")
+        self.registry.change(job, state=state if state in LIVE_STATES else None, lasting=lasting, **fields)
 
     # -- ending ---------------------------------------------------------------
     def _exited(self, message):

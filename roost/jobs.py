@@ -124,8 +124,11 @@ class JobRegistry:
             if job_id not in self.jobs and not os.path.exists(self.job_dir(job_id)):
                 return job_id
 
-    def change(self, job, state=None, **fields):
-        """The one mutator: check the state's transition, apply, persist, then emit."""
+    def change(self, job, state=None, lasting=True, **fields):
+        """The one mutator: check the state's transition, apply, persist, then emit.
+        `lasting=False`: what changed is read off the screen again at any time (a working
+        job's last line), so it is not worth a durable write of its own; the next
+        lasting change writes it along."""
         if getattr(job, "removed", False):
             return job.row()
         before = job.row()
@@ -141,7 +144,8 @@ class JobRegistry:
         after = job.row()
         if after == before and state is None and not _hidden_change(fields):
             return after
-        self.persist(job)
+        if lasting:
+            self.persist(job)
         for hook in list(self.on_row_change):
             try:
                 hook(after, before)

@@ -37,7 +37,7 @@ REPLAY_SIZE = 32 * 1024       # log tail replayed into a new Terminal's screen
 OUTBOX_LIMIT = 1024 * 1024    # attacher keys waiting for a program that does not read
 WRITE_TIMEOUT = 5.0
 ECHO_WAIT = 0.5               # time a program gets to show typed text before submit keys
-SUMMARY_EVERY = 5.0           # the row text while output flows: at most this often
+SUMMARY_EVERY = 1.0           # the row text while output flows: at most this often
 
 
 class Terminal:

@@ -234,3 +234,14 @@ def test_an_exec_failure_comes_back_as_a_clear_refusal_without_a_job(daemon, tmp
     refused = refusal(daemon, "dispatch", cwd="/tmp", command=[str(program)])
     assert refused.code == "bad_request" and "Exec format error" in refused.text
     assert daemon.call("list", all=True)["jobs"] == []
+
+
+def test_a_working_jobs_summary_follows_its_screen_without_a_write_each_time(daemon):
+    job_id = dispatch(daemon, agent("works_a_while.py", 30, 0.05))
+    first = wait_row(daemon, job_id, lambda current: current["summary"].startswith("tick "))
+    # Ticks 20 a second, the row's line at most once a second: it moves on while it works.
+    later = wait_row(daemon, job_id, lambda current: current["state"] == "working"
+                     and int(current["summary"].split()[1]) > int(first["summary"].split()[1]) + 5)
+    assert later["status"] == "busy"
+    # The line is read off the screen: job.json keeps what a lasting change last wrote.
+    assert job_record(daemon.home, job_id)["summary"] != later["summary"]
