@@ -237,7 +237,7 @@ class JobRunner:
         if live:
             job.stopping = True
             job.reaping = reaping
-        grace = (self.daemon.config().get("stopGraceMs") or STOP_GRACE_MS) / 1000.0
+        grace = self._stop_grace()
         left = procs.end_job_processes(job.id, lambda number: self.keeper.signal(job.id, number), grace)
         if left:
             raise RoostError("busy", f"job {job.id}: processes {left} did not end")
@@ -317,6 +317,10 @@ class JobRunner:
             if job.running and job.id not in adopted:
                 self._settle_unheld(job)
 
+    def _stop_grace(self):
+        """Seconds from SIGTERM to SIGKILL (roost.json "stopGraceMs")."""
+        return (self.daemon.config().get("stopGraceMs") or STOP_GRACE_MS) / 1000.0
+
     def _remove_unclaimed(self, job_id):
         """A job started but never recorded leaves a directory without job.json. The
         keeper writes the job's exit.json there when it ends: remove it only after that
@@ -324,7 +328,7 @@ class JobRunner:
         from . import store
 
         ended = self._unclaimed.get(job_id)
-        grace = (self.daemon.config().get("stopGraceMs") or STOP_GRACE_MS) / 1000.0
+        grace = self._stop_grace()
         if ended is not None and not ended.wait(grace):
             self.keeper.signal(job_id, signal.SIGKILL)
             ended.wait(grace)

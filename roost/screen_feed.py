@@ -131,15 +131,38 @@ class ScreenFeed:
         self.screen.skip()
 
 
+def in_turns(step, idle=None):
+    """Calls `step()` (one slice of feeding; it says whether more is owed) whenever the
+    shared budget allows, waiting for the loop's next turn in between: other jobs and
+    other connections go on meanwhile. `idle`: an idle watcher of the caller's to wait
+    on (else one is made for the while)."""
+    own = idle is None
+    try:
+        while True:
+            if budget.allows():
+                if not step():
+                    return
+                continue
+            if idle is None:
+                idle = gevent.get_hub().loop.idle()
+            gevent.socket.wait(idle)
+    finally:
+        if own and idle is not None:
+            idle.close()
+
+
 def feed_in_turns(screen, data, idle):
-    """Feeds `data` a slice a turn within the shared budget (`idle`: an idle watcher
-    of the caller's, waited on between slices)."""
-    offset = 0
-    while offset < len(data):
-        if budget.allows():
-            started = time.perf_counter()
-            screen.feed(data[offset:offset + SLICE])
-            collect_young()
-            budget.spend(time.perf_counter() - started)
-            offset += SLICE
-        gevent.socket.wait(idle)
+    """Feeds `data` a slice at a time within the shared budget (`idle`: see in_turns)."""
+    offsets = iter(range(0, len(data), SLICE))
+
+    def step():
+        offset = next(offsets, None)
+        if offset is None:
+            return False
+        started = time.perf_counter()
+        screen.feed(data[offset:offset + SLICE])
+        collect_young()
+        budget.spend(time.perf_counter() - started)
+        return True
+
+    in_turns(step, idle)

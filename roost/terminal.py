@@ -20,14 +20,13 @@ import time
 import gevent
 import gevent.event
 import gevent.lock
-import gevent.socket
 
 from .attachers import Attachers, live_view, without_reports
 from .output_log import OutputLog
 from .pty_reader import MORE, PARK, WAIT, PtyReader
 from .pty_writer import PtyWriter
 from .screen import Screen
-from .screen_feed import FLOW_GAP, SLICE, ScreenFeed, budget, feed_in_turns
+from .screen_feed import FLOW_GAP, SLICE, ScreenFeed, budget, feed_in_turns, in_turns
 from .term_profile import TermProfile, last_line, working_reading
 from .typing_check import left_input_line
 
@@ -296,24 +295,20 @@ class Terminal:
         every other connection for the ~16 ms a whole backlog takes. What comes
         meanwhile is left to the reader (under a flood the backlog never empties)."""
         feed = self._feed
-        owed = len(feed.pending)
         if gevent.getcurrent() is gevent.get_hub():
-            owed = 0
             while feed.pending:
                 self._feed_slice()
-        idle = None
-        try:
-            while owed > 0 and feed.pending:
-                if budget.allows():
-                    self._feed_slice()
-                    owed -= SLICE
-                    continue
-                if idle is None:
-                    idle = gevent.get_hub().loop.idle()
-                gevent.socket.wait(idle)
-        finally:
-            if idle is not None:
-                idle.close()
+            return
+        owed = [len(feed.pending)]
+
+        def step():
+            if owed[0] <= 0 or not feed.pending:
+                return False
+            self._feed_slice()
+            owed[0] -= SLICE
+            return True
+
+        in_turns(step)
 
     def _judge(self):
         self._unjudged = False
