@@ -14,8 +14,12 @@ answers and events unread is dropped.
 
 import collections
 import errno
+import fcntl
 import logging
 import os
+import select
+import struct
+import termios
 
 import gevent
 import gevent.event
@@ -129,6 +133,14 @@ class Connection:
             pass
         self.server.forget(self)
 
+    def fileno(self):
+        return self._raw.fileno()
+
+    @property
+    def idle(self):
+        """Nothing waiting, running or unsent: closing it now loses nothing."""
+        return not (self._queue or self._busy or self._outbox)
+
     # -- reading --------------------------------------------------------------
     def serve(self):
         try:
@@ -138,7 +150,7 @@ class Connection:
                 log.warning("connection error: %s", error)
         finally:
             # Answers already queued still go out before the socket closes.
-            if not self.closed and (self._queue or self._busy or self._outbox):
+            if not self.closed and not self.idle:
                 self.flush(5)
             self.close()
 
@@ -243,6 +255,13 @@ def _parse(line):
     return request_id, op_name, args, None
 
 
+def _unread_bytes(fd):
+    try:
+        return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+    except OSError:
+        return 1    # unknown: leave the connection to its own greenlet
+
+
 def _error_line(request_id, error):
     return codec.encode({"id": request_id, "ok": False, "error": error.text, "code": error.code}) + b"\n"
 
@@ -286,6 +305,8 @@ class Server:
             sock.close()
             return
         if len(self.connections) >= MAX_CONNECTIONS:
+            self._close_departed()
+        if len(self.connections) >= MAX_CONNECTIONS:
             try:
                 sock._sock.send(_error_line(None, RoostError("limit", f"too many connections (at most {MAX_CONNECTIONS})")))
             except OSError:
@@ -295,6 +316,25 @@ class Server:
         conn = Connection(self, sock)
         self.connections.add(conn)
         gevent.spawn(conn.serve)
+
+    def _close_departed(self):
+        """Close the idle connections whose clients have already gone.
+
+        A client that closed still counts until its greenlet reads the end of its stream,
+        and the accept loop can run first: a newcomer would be refused for a slot that is
+        in fact free. Only at the limit, so one poll over every connection is cheap enough.
+        A connection with unread requests is left to its greenlet, which answers them.
+        """
+        poller = select.poll()
+        by_fd = {}
+        for conn in self.connections:
+            if conn.idle and not conn.closed:
+                fd = conn.fileno()
+                poller.register(fd, 0)      # POLLHUP is always reported
+                by_fd[fd] = conn
+        for fd, events in poller.poll(0):
+            if events & select.POLLHUP and not _unread_bytes(fd):
+                by_fd[fd].close()
 
     def forget(self, conn):
         self.connections.discard(conn)

@@ -181,6 +181,23 @@ def test_1024_connections_are_served_and_the_next_is_refused(daemon):
             client.close()
 
 
+def test_at_the_limit_clients_that_left_free_their_places_at_once(daemon):
+    _with_fd_room(4096)
+    conns = [daemon.client() for _ in range(1024)]
+    try:
+        assert conns[-1].call("ping")["pid"]
+        for client in conns[:20]:
+            client.close()
+        # No wait: the daemon may not have read those ends yet when the newcomers arrive.
+        newcomers = [daemon.client() for _ in range(20)]
+        conns = conns[20:] + newcomers
+        for client in newcomers:
+            assert client.call("ping")["pid"]
+    finally:
+        for client in conns:
+            client.close()
+
+
 def _unread_answers(daemon, megabytes):
     """Ask for `megabytes` answers of 1 MiB each (the id is echoed) and read none."""
     sock = raw(daemon)
