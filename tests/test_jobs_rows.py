@@ -236,12 +236,19 @@ def test_an_exec_failure_comes_back_as_a_clear_refusal_without_a_job(daemon, tmp
     assert daemon.call("list", all=True)["jobs"] == []
 
 
+def _tick(row):
+    """N of a `tick N` summary, or None."""
+    words = (row["summary"] or "").split()
+    return int(words[1]) if len(words) == 2 and words[0] == "tick" and words[1].isdigit() else None
+
+
 def test_a_working_jobs_summary_follows_its_screen_without_a_write_each_time(daemon):
     job_id = dispatch(daemon, agent("works_a_while.py", 30, 0.05))
-    first = wait_row(daemon, job_id, lambda current: current["summary"].startswith("tick "))
+    first = wait_row(daemon, job_id, lambda current: _tick(current) is not None)
     # Ticks 20 a second, the row's line at most once a second: it moves on while it works.
+    # (Before the first tick is on screen the line may be null: nothing to read yet.)
     later = wait_row(daemon, job_id, lambda current: current["state"] == "working"
-                     and int(current["summary"].split()[1]) > int(first["summary"].split()[1]) + 5)
+                     and (_tick(current) or 0) > _tick(first) + 5)
     assert later["status"] == "busy"
     # The line is read off the screen: job.json keeps what a lasting change last wrote.
     assert job_record(daemon.home, job_id)["summary"] != later["summary"]
