@@ -229,7 +229,9 @@ def test_the_daemon_removes_other_releases_copies_that_no_program_uses(binary, t
         frozen = FrozenRoost(binary, cache, str(tmp_path / "home"), str(tmp_path))
         try:
             ok(frozen("ping"))
-            wait_for(lambda: not os.path.exists(unused), what="the unused copy to be removed")
+            # Renamed aside first, then removed: wait for both steps.
+            wait_for(lambda: not os.path.exists(unused) and not any(
+                name.startswith(".old.") for name in os.listdir(root)), what="the unused copy to be removed")
             assert sorted(os.listdir(root)) == sorted([cache_id(binary), os.path.basename(in_use), "notes"])
             # The daemon holds its own copy: a newer release's daemon leaves it alone.
             own = os.path.join(root, cache_id(binary), ".roost-complete")
