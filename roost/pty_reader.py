@@ -38,7 +38,8 @@ _QUIET = _Quiet()
 
 
 def bytes_ready(fd):
-    """What a pty's read buffer holds (FIONREAD answers without waiting on the pty)."""
+    """What an fd's read buffer holds, a pty's or a socket's (FIONREAD answers without
+    waiting on it)."""
     return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
 
 

@@ -14,17 +14,15 @@ answers and events unread is dropped.
 
 import collections
 import errno
-import fcntl
 import logging
 import os
 import select
-import struct
-import termios
 
 import gevent
 import gevent.event
 
 from . import callers, codec, private_socket
+from .pty_reader import bytes_ready
 from .errors import RoostError
 from .ops import OPS, QUICK, Call
 
@@ -255,11 +253,11 @@ def _parse(line):
     return request_id, op_name, args, None
 
 
-def _unread_bytes(fd):
+def _holds_unread(fd):
     try:
-        return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+        return bytes_ready(fd) > 0
     except OSError:
-        return 1    # unknown: leave the connection to its own greenlet
+        return True    # unknown: leave the connection to its own greenlet
 
 
 def _error_line(request_id, error):
@@ -333,7 +331,7 @@ class Server:
                 poller.register(fd, 0)      # POLLHUP is always reported
                 by_fd[fd] = conn
         for fd, events in poller.poll(0):
-            if events & select.POLLHUP and not _unread_bytes(fd):
+            if events & select.POLLHUP and not _holds_unread(fd):
                 by_fd[fd].close()
 
     def forget(self, conn):
