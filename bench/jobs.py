@@ -24,7 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from roost import keeper as keeper_module  # noqa: E402
-from roost.client import Client  # noqa: E402
+from roost.client.connection import Client  # noqa: E402
 from benchkit import wait  # noqa: E402
 
 IDLE_JOBS = 200

@@ -34,7 +34,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
 
 from roost import store  # noqa: E402
-from roost.client import Client  # noqa: E402
+from roost.client.connection import Client  # noqa: E402
 from wire import ECHO_SERVER, round_trips  # noqa: E402
 from benchkit import percentile, wait  # noqa: E402
 

@@ -10,7 +10,7 @@ pauses while one job floods.
 
 As in the daemon, the hub's threadpool is started first (the daemon's state files'
 fsyncs start it; its first use costs ~10 ms once, not what a flood costs) and the
-modules' objects are frozen out of the collector's way (roost.daemon: gc.freeze()).
+modules' objects are frozen out of the collector's way (roost.daemon.main: gc.freeze()).
 
     .venv/bin/python bench/terminal.py      # prints the figures
 """
@@ -31,7 +31,7 @@ sys.path.insert(0, ROOT)
 
 import gevent  # noqa: E402
 
-from roost.terminal import Terminal  # noqa: E402
+from roost.term.terminal import Terminal  # noqa: E402
 
 SIZE = 48 * 1024 * 1024
 ROUNDS = 3

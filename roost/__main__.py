@@ -6,19 +6,19 @@ import sys
 def run():
     argv = sys.argv[1:]
     if getattr(sys, "frozen", False):
-        from roost.bundle import hold_own_copy
+        from roost.bundle.files import hold_own_copy
 
         hold_own_copy()   # in use: a newer release's daemon must not remove it
     # Hidden entries first: they must not pay for the CLI's imports.
     if argv[:1] == ["daemon"] and "--foreground" in argv:
-        from roost.daemon import main as daemon_main
+        from roost.daemon.main import main as daemon_main
 
         return daemon_main(argv[1:])
     if argv[:1] == ["keeper"]:
-        from roost.keeper_main import main as keeper_main
+        from roost.keeper.main import main as keeper_main
 
         return keeper_main(argv[1:])
-    from roost.cli import main
+    from roost.cli.main import main
 
     return main(argv)
 

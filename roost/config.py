@@ -4,7 +4,7 @@ kept and ignored; a file that does not parse is reported, not replaced."""
 import logging
 import os
 
-from . import codec
+from roost import codec
 
 log = logging.getLogger(__name__)
 

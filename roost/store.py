@@ -19,7 +19,7 @@ import shutil
 import threading
 import time
 
-from . import codec
+from roost import codec
 
 log = logging.getLogger(__name__)
 

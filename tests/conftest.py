@@ -13,7 +13,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from roost.client import Client, Lost  # noqa: E402
+from roost.client.connection import Client, Lost  # noqa: E402
 
 PYTHON = sys.executable
 AGENTS = os.path.join(ROOT, "tests", "agents")

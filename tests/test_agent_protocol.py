@@ -16,7 +16,7 @@ import threading
 import pytest
 
 from conftest import AGENTS, PYTHON, ROOT, wait_for
-from roost.client import Refused
+from roost.client.connection import Refused
 from test_agent_client_static import interpreters
 
 RECORDER = os.path.join(AGENTS, "proto_recorder.py")

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from conftest import AGENTS, PYTHON, wait_for
-from roost.client import Refused
+from roost.client.connection import Refused
 
 
 def dispatch(daemon, agent, *args, term=None, name="agent"):
@@ -336,6 +336,6 @@ def test_roost_attach_refusals(daemon):
     (b"\x1b[200~pasted \x1b[1;1R\x1b[201~", b"\x1b[200~pasted \x1b[1;1R\x1b[201~"),             # a paste is the user's
 ])
 def test_what_is_taken_out_of_a_second_attachers_input(data, kept):
-    from roost.attachers import without_reports
+    from roost.term.attachers import without_reports
 
     assert without_reports(data) == kept

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 from conftest import PYTHON, ROOT, wait_for
-from roost.cli import COMMANDS
+from roost.cli.main import COMMANDS
 
 
 def cli(home, *argv, env=None, timeout=30):
@@ -81,7 +81,7 @@ def test_the_cli_path_imports_neither_gevent_nor_dulwich(home):
             "sys.argv = ['roost', '--version']\n"
             "try:\n    runpy.run_module('roost', run_name='__main__')\n"
             "except SystemExit:\n    pass\n"
-            "from roost.cli import main\n"
+            "from roost.cli.main import main\n"
             "import io\n"
             "main(['ping', '--help'], stdout=io.StringIO())\n"
             "heavy = [m for m in ('gevent', 'dulwich', 'pexpect', 'pyte') if m in sys.modules]\n"

@@ -76,7 +76,7 @@ def test_two_daemons_started_at_once_exactly_one_serves(home):
             if loser is not winner:
                 assert loser.returncode == 1
                 assert b"already serves" in loser.stderr.read()
-        from roost.client import Client
+        from roost.client.connection import Client
         with Client.connect(sock_path, timeout=5) as client:
             assert client.call("ping")["pid"] == winner.pid
     finally:

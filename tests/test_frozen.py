@@ -16,7 +16,7 @@ import pytest
 
 from conftest import ROOT, wait_for
 from roost import __version__
-from roost.client import Client
+from roost.client.connection import Client
 
 # What a user's shell would not carry: roost's own variables and a frozen program's.
 _NOT_THE_USERS = ("ROOST_", "PI_JOB_", "PI_DAEMON_", "_PYI_", "PYINSTALLER_", "_MEIPASS",

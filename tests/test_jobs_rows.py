@@ -10,7 +10,7 @@ import pytest
 from conftest import PYTHON, DaemonProcess, wait_for
 from jobkit import (ROW_FIELDS, agent, dispatch, job_record, output, row, wait_row,
                          wait_state, write_config)
-from roost.client import Refused
+from roost.client.connection import Refused
 
 
 def refusal(daemon, op, **args):

@@ -7,7 +7,7 @@ import pytest
 from conftest import PYTHON, wait_for
 from jobkit import (agent, alive, dispatch, job_processes, job_record, output, row,
                          wait_row, wait_state, write_config)
-from roost.client import Refused
+from roost.client.connection import Refused
 
 
 def test_stop_leaves_no_process_with_the_jobs_identity(daemon):

@@ -112,13 +112,13 @@ def test_a_job_started_but_never_recorded_is_ended_by_the_next_daemon(daemon, ar
     # As if the daemon died between the keeper's spawn and writing the job's record:
     # the keeper holds a job that no record claims.
     from test_keeper import KeeperConnection
-    from roost import keeper as keeper_module
+    from roost.keeper import wire as keeper_wire
 
     dispatch(daemon, ["true"])            # a keeper runs
     daemon.kill9()
     os.mkdir(os.path.join(daemon.home, "jobs", "0dd0b0e5"), 0o700)
     write_config(daemon.home, {"stopGraceMs": 300})
-    keeper = KeeperConnection(keeper_module.socket_path(daemon.home))
+    keeper = KeeperConnection(keeper_wire.socket_path(daemon.home))
     answer, fds = keeper.call("spawn", job="0dd0b0e5", argv=argv, env={"PATH": os.environ["PATH"]},
                               cwd="/", rows=24, cols=80, umask=0o022)
     os.close(fds[0])

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from conftest import PYTHON, ROOT, wait_for
-from roost import keeper as keeper_module
+from roost.keeper import wire as keeper_wire
 
 
 class KeeperConnection:
@@ -99,7 +99,7 @@ def keeper(home, request):
     process = subprocess.Popen([PYTHON, "-m", "roost", "keeper", "--home", home, *extra], env=env,
                                stdout=log, stderr=log, start_new_session=True,
                                preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGINT}))
-    path = keeper_module.socket_path(home)
+    path = keeper_wire.socket_path(home)
 
     def connect():
         try:
@@ -126,9 +126,9 @@ def spawn(keeper, job, argv, cwd="/tmp", env=None, umask=0o022, rows=24, cols=80
 
 
 def test_hello_names_the_version_and_the_socket_is_owner_only(keeper):
-    answer, _ = keeper.call("hello", version=keeper_module.VERSION)
-    assert answer["ok"] and answer["version"] == keeper_module.VERSION and answer["pid"] == keeper.process.pid
-    mode = os.stat(keeper_module.socket_path(keeper.home)).st_mode & 0o777
+    answer, _ = keeper.call("hello", version=keeper_wire.VERSION)
+    assert answer["ok"] and answer["version"] == keeper_wire.VERSION and answer["pid"] == keeper.process.pid
+    mode = os.stat(keeper_wire.socket_path(keeper.home)).st_mode & 0o777
     assert mode == 0o600
 
 
@@ -239,13 +239,13 @@ def test_bye_ends_the_keeper_once_no_job_runs(keeper):
         os.close(fd)
     keeper.call("signal", job="j7", signal="SIGKILL", group=True)
     assert keeper.process.wait(10) == 0
-    assert not os.path.exists(keeper_module.socket_path(keeper.home))
+    assert not os.path.exists(keeper_wire.socket_path(keeper.home))
 
 
 def test_a_hello_after_bye_keeps_the_keeper(keeper):
     answer, fds = spawn(keeper, "j9", ["sh", "-c", "sleep 0.2"])
     keeper.call("bye")
-    keeper.call("hello", version=keeper_module.VERSION)   # a new daemon came
+    keeper.call("hello", version=keeper_wire.VERSION)   # a new daemon came
     keeper.wait_event("j9")
     listed, held = keeper.call("fds")
     assert listed["jobs"][0]["job"] == "j9" and keeper.process.poll() is None
@@ -273,7 +273,7 @@ def test_a_second_keeper_for_the_same_home_refuses(keeper):
 def test_another_user_cannot_talk_to_it(keeper):
     if os.getuid() != 0:
         pytest.skip("needs root to act as another user")
-    path = keeper_module.socket_path(keeper.home)
+    path = keeper_wire.socket_path(keeper.home)
     # Open the way to the socket for everyone, so only the keeper's own check of the
     # peer's uid stands between another user and it.
     opened = [(directory, os.stat(directory).st_mode & 0o777)
@@ -324,14 +324,14 @@ def test_with_no_daemon_and_no_job_it_leaves_once_the_output_is_read(keeper):
     # Ended, but its last output is unread: it waits for a daemon as long as it takes.
     wait_for(lambda: "output not yet read" in keeper_log(keeper), what="the keeper to wait for a daemon")
     assert keeper.process.poll() is None
-    again = KeeperConnection(keeper_module.socket_path(keeper.home))
+    again = KeeperConnection(keeper_wire.socket_path(keeper.home))
     assert read_until(fds[0], b"last words")
     os.close(fds[0])
     again.call("release", job="j9")
     again.close()
     wait_for(lambda: keeper.process.poll() is not None, what="the keeper to leave")
     assert keeper.process.returncode == 0
-    assert not os.path.exists(keeper_module.socket_path(keeper.home))
+    assert not os.path.exists(keeper_wire.socket_path(keeper.home))
 
 
 def test_it_leaves_when_its_home_is_deleted(keeper):

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from conftest import ROOT
-from roost import bundle, userenv
+from roost.bundle import files as bundle
+from roost.bundle import userenv
 
 PYTHON = sys.executable
 
@@ -21,7 +22,7 @@ def run_python(code, timeout=60):
 
 def test_patch_is_idempotent_and_leaves_os_and_signal_alone():
     done = run_python(
-        "import roost.patching as patching\n"
+        "import roost.daemon.patching as patching\n"
         "assert not patching.is_patched()\n"
         "patching.patch(); patching.patch()\n"
         "from gevent import monkey\n"
@@ -37,8 +38,8 @@ def test_patch_is_idempotent_and_leaves_os_and_signal_alone():
 def test_pexpect_spawns_under_the_patching():
     """STYLE traps: with `os` patched, gevent defers os.close and pexpect.spawn hangs."""
     done = run_python(
-        "import roost.patching\n"
-        "roost.patching.patch()\n"
+        "import roost.daemon.patching\n"
+        "roost.daemon.patching.patch()\n"
         "import pexpect\n"
         "child = pexpect.spawn('echo', ['spawned'], timeout=10)\n"
         "child.expect('spawned')\n"
@@ -57,7 +58,7 @@ def test_the_cli_path_does_not_import_gevent():
         "except SystemExit:\n"
         "    pass\n"
         "assert 'gevent' not in sys.modules, 'the CLI imported gevent'\n"
-        "assert 'roost.patching' not in sys.modules\n")
+        "assert 'roost.daemon.patching' not in sys.modules\n")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("roost ")
 

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from roost.callers import REFUSED, SESSION
+from roost.ops.callers import REFUSED, SESSION
 from test_agent_protocol import ended, start, write_profiles
 
 HUB_OPS = sorted(op for op, refused in REFUSED.items() if refused.get(SESSION) == "unsupported"

@@ -1,10 +1,10 @@
-"""The screen a person would see (roost.screen): pure, bytes in, text and answers out."""
+"""The screen a person would see (roost.term.screen): pure, bytes in, text and answers out."""
 
 import pyte
 import pytest
 
-from roost.screen import PRIMARY_DA, SECONDARY_DA, Screen
-from roost.screen_render import render_screen
+from roost.term.screen.screen import PRIMARY_DA, SECONDARY_DA, Screen
+from roost.term.screen.render import render_screen
 
 
 def fed(*chunks, rows=6, cols=30):

@@ -12,7 +12,7 @@ from roost import store
 WRITER = textwrap.dedent("""
     import os, sys
     sys.path.insert(0, sys.argv[2])
-    from roost import patching
+    from roost.daemon import patching
     patching.patch()
     import gevent
     from roost import store
@@ -73,7 +73,7 @@ def test_kill_9_of_the_daemon_during_a_burst_of_writes_leaves_every_file_loadabl
     import json
     import threading
 
-    from roost.client import Client
+    from roost.client.connection import Client
 
     ids = [daemon.call("dispatch", kind="shell", cwd="/", sessionFile="", env={}, name=f"w{n}",
                        origin="dispatch", command=["sleep", "60"])["id"] for n in range(6)]

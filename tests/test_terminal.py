@@ -22,8 +22,8 @@ import gevent
 import pytest
 
 from conftest import AGENTS, PYTHON, ROOT
-from roost.pty_reader import PtyReader
-from roost.terminal import Terminal
+from roost.term.pty_reader import PtyReader
+from roost.term.terminal import Terminal
 
 
 def gwait(predicate, timeout=10.0, what="the condition"):
@@ -386,11 +386,11 @@ def test_close_stops_the_pump_and_the_fd(jobs):
 PATCHED_SCRIPT = r"""
 import json, os, pty, shutil, subprocess, sys, tempfile, time
 sys.path.insert(0, sys.argv[1])
-from roost import patching
+from roost.daemon import patching
 patching.patch()
 import gevent
-from roost.pty_reader import PtyReader
-from roost.terminal import Terminal
+from roost.term.pty_reader import PtyReader
+from roost.term.terminal import Terminal
 master, slave = pty.openpty()
 process = subprocess.Popen([sys.executable, sys.argv[2], "0.2"], stdin=slave, stdout=slave,
                            stderr=slave, start_new_session=True)

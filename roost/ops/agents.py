@@ -8,10 +8,10 @@ not the screen, own the row.
 
 import hmac
 
-from ..errors import RoostError
-from ..launch import RESERVED_NAMES, fold_name
-from . import args as read
-from . import op
+from roost.errors import RoostError
+from roost.jobs.launch import RESERVED_NAMES, fold_name
+from roost.ops import args as read
+from roost.ops import op
 
 STATES = ("working", "blocked", "done", "failed")
 STATUSES = ("busy", "waiting", "idle")

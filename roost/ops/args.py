@@ -1,7 +1,7 @@
 """Reading an op's arguments: each helper returns the value or raises bad_request with
 a sentence that names the field."""
 
-from ..errors import bad_request
+from roost.errors import bad_request
 
 _MISSING = object()
 

@@ -3,10 +3,10 @@
 
 import os
 
-from .. import launch as launching
-from .. import profiles
-from ..errors import RoostError, bad_request
-from . import args as read
+from roost.jobs import launch as launching
+from roost.jobs import profiles
+from roost.errors import RoostError, bad_request
+from roost.ops import args as read
 
 TASK_LIMIT = 200
 ORIGINS = ("bg", "dispatch", "adopt", "fork")

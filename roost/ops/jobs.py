@@ -5,13 +5,13 @@ is on disk."""
 
 import gevent.event
 
-from .. import job_replies
-from .. import launch as launching
-from ..errors import RoostError, bad_request, not_found
-from ..job_record import now_ms
-from . import args as read
-from . import op
-from .job_args import read_dispatch
+from roost.jobs import replies as job_replies
+from roost.jobs import launch as launching
+from roost.errors import RoostError, bad_request, not_found
+from roost.jobs.record import now_ms
+from roost.ops import args as read
+from roost.ops import op
+from roost.ops.job_args import read_dispatch
 
 # `list` without `all`: live jobs, pinned ones, and those that ended in the last day.
 RECENT_MS = 24 * 60 * 60 * 1000

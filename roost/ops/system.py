@@ -4,9 +4,11 @@ import os
 
 import gevent
 
-from .. import PROTOCOL_VERSION, __version__, callers, store
-from . import args as read
-from . import op
+from roost import PROTOCOL_VERSION, __version__
+from roost.ops import callers
+from roost import store
+from roost.ops import args as read
+from roost.ops import op
 
 # hello's answer: the daemon's capabilities, in the spec's order.
 DAEMON_CAPABILITIES = ("replies", "steer", "agent-items", "peers", "spawn", "handback",

@@ -15,12 +15,12 @@ import time
 
 import gevent
 
-from .. import paths
-from ..errors import RoostError, bad_request
-from ..output_log import read_tail
-from ..screen import Screen
-from . import args as read
-from . import op
+from roost import paths
+from roost.errors import RoostError, bad_request
+from roost.term.output_log import read_tail
+from roost.term.screen.screen import Screen
+from roost.ops import args as read
+from roost.ops import op
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,69 @@
+"""Start a job: a command on a pty of its own, or an agent from a profile in roost.json.
+With --profile the words are the agent's task; after `--` they are a command that
+replaces the profile's. The job gets this environment and runs here unless --cwd says.
+
+Usage:
+  roost run [--name=NAME] [--cwd=DIR] [--profile=PROFILE] [--json] [--] <command>...
+  roost run --profile=PROFILE [--name=NAME] [--cwd=DIR] [--json]
+  roost run --help
+
+Options:
+  --name=NAME        the job's name (default: its command, or the profile's name)
+  --cwd=DIR          where it runs (default: the current directory)
+  --profile=PROFILE  an agent profile of roost.json ("agentProfiles")
+  --json             print the op's result as JSON
+"""
+
+import os
+import shutil
+
+from roost.cli.context import ExitStatus
+
+
+
+def adjust_argv(argv):
+    """`roost run sh -c "..."`: roost's options end at the command's first word (the -c
+    is the command's), as if a `--` stood there. With --profile the words are a task,
+    and only an explicit `--` makes them a command."""
+    index = 0
+    while index < len(argv):
+        word = argv[index]
+        if word == "--" or word.startswith("--profile"):
+            return argv
+        if not word.startswith("-") or word == "-":
+            return argv[:index] + ["--"] + argv[index:]
+        index += 2 if word in ("--name", "--cwd") else 1
+    return argv
+
+# This terminal's own description: the job runs on a pty of roost's, of its own size.
+_THE_TERMINALS_OWN = ("TERM", "TERMCAP", "COLUMNS", "LINES", "TERM_PROGRAM", "TERM_PROGRAM_VERSION")
+
+
+def main(opts, ctx):
+    from roost.bundle.userenv import user_environ
+
+    words = list(opts["<command>"] or [])
+    cwd = os.path.abspath(opts["--cwd"] or ctx.env.get("PWD") or os.getcwd())
+    if not os.path.isdir(cwd):
+        ctx.stderr.write(f"roost run: {cwd} is not a directory\n")
+        return ExitStatus.USAGE
+    environ = user_environ(ctx.env)
+    for name in _THE_TERMINALS_OWN:
+        environ.pop(name, None)
+    args = {"kind": "shell", "cwd": cwd, "command": [], "env": environ,
+            "name": opts["--name"] or "", "sessionFile": "", "origin": "dispatch"}
+    profile = opts["--profile"]
+    if profile:
+        args["profile"] = profile
+        if opts["--"]:
+            args["command"] = words
+        elif words:
+            args["task"] = " ".join(words)
+    else:
+        args["command"] = words
+    size = shutil.get_terminal_size((0, 0))
+    if size.columns >= 2 and size.lines >= 2:
+        args["rows"], args["cols"] = size.lines, size.columns
+    result = ctx.call_once("dispatch", args)
+    ctx.show(opts, result, f"started {result['id']} {result['name']}")
+    return ExitStatus.OK

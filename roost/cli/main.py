@@ -1,0 +1,98 @@
+"""The `roost` command line: a lazy table of subcommands (pip's pattern). Each command
+module's docstring is its own docopt usage, so `roost --help` imports almost nothing and
+`roost ping` imports only what ping needs: never gevent, never dulwich."""
+
+import os
+import sys
+
+from roost import __version__
+
+# name -> (module under roost.commands, one-line summary). Listed only when present.
+COMMANDS = {
+    "status": ("status", "show the daemon's state: pid, version, jobs, damaged files"),
+    "ping": ("ping", "check that the daemon answers (starts it when none does)"),
+    "daemon": ("daemon", "run the daemon (detached; --foreground keeps it here)"),
+    "shutdown": ("shutdown", "stop the daemon (--keep-workers leaves the jobs running)"),
+    "agent-file": ("agent_file", "write roost_agent.py, the agent client, into a directory"),
+    "run": ("run", "start a job: a command, or an agent from a profile"),
+    "list": ("list", "list the jobs"),
+    "attach": ("attach", "join a job's live terminal (detach with Ctrl-q)"),
+    "peek": ("peek", "print a job's screen without attaching"),
+    "reply": ("reply", "send a job a reply (typed, or delivered to a protocol agent)"),
+    "stop": ("stop", "stop a job and every process it started"),
+    "rm": ("rm", "remove an ended job and its directory"),
+    "respawn": ("respawn", "start an ended job again"),
+    "pin": ("pin", "pin a job (listed first, never reaped)"),
+    "rename": ("rename", "rename a job"),
+}
+
+USAGE = """roost: run many coding agents on one machine, and keep them.
+
+Usage:
+  roost [--socket=PATH] <command> [<args>...]
+  roost -h | --help
+  roost --version
+
+Options:
+  --socket=PATH  talk to the daemon on this socket (default: $ROOST_SOCKET,
+                 else $ROOST_HOME/roost.sock)
+  -h --help      show this help
+  --version      show roost's version
+
+Commands:
+{commands}
+Run `roost <command> --help` for a command's own options. Every command that shows
+something takes --json. Exit status: 0 done, 1 refused by the daemon, 2 bad usage,
+3 no daemon could be reached or started.
+"""
+
+
+def _available():
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "commands")
+    frozen = getattr(sys, "frozen", False)
+    for name, (module, summary) in COMMANDS.items():
+        # Frozen builds hold modules in an archive, not files: list them all there.
+        if frozen or os.path.exists(os.path.join(here, module + ".py")):
+            yield name, module, summary
+
+
+def usage_text():
+    rows = "".join(f"  {name:<12} {summary}\n" for name, _, summary in _available())
+    return USAGE.format(commands=rows)
+
+
+def main(argv, env=None, stdout=None, stderr=None):
+    """Run one command; returns the exit status (never calls sys.exit)."""
+    from roost.cli.context import Context, ExitStatus, run_command
+
+    env = os.environ if env is None else env
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    socket_override = None
+    args = list(argv)
+    # Global options come before the command (docopt's options_first, by hand: cheaper).
+    while args and args[0].startswith("-"):
+        flag = args.pop(0)
+        if flag in ("-h", "--help"):
+            stdout.write(usage_text())
+            return ExitStatus.OK
+        if flag == "--version":
+            stdout.write(f"roost {__version__}\n")
+            return ExitStatus.OK
+        if flag.startswith("--socket="):
+            socket_override = flag.split("=", 1)[1]
+        elif flag == "--socket" and args:
+            socket_override = args.pop(0)
+        else:
+            stderr.write(f"roost: unknown option {flag}\n\n{usage_text()}")
+            return ExitStatus.USAGE
+    if not args:
+        stderr.write(usage_text())
+        return ExitStatus.USAGE
+    name = args.pop(0)
+    entry = dict((n, m) for n, m, _ in _available()).get(name)
+    if entry is None:
+        stderr.write(f"roost: no command {name!r}; `roost --help` lists them\n")
+        return ExitStatus.USAGE
+    context = Context(env, socket_override, stdout, stderr)
+    return run_command(entry, name, args, context)

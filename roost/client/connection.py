@@ -1,0 +1,180 @@
+"""A blocking client of the daemon's socket for the CLI (and the tests). Standard library
+only: `roost list` must start fast, so nothing here imports gevent or dulwich."""
+
+import json
+import os
+import socket
+import time
+
+from roost import paths
+
+
+class Unreachable(Exception):
+    """No daemon answered and none could be started (CLI exit status 3)."""
+
+
+class Refused(Exception):
+    """The daemon refused the request (CLI exit status 1)."""
+
+    def __init__(self, code, text):
+        super().__init__(f"{code}: {text}")
+        self.code = code
+        self.text = text
+
+
+class Lost(Exception):
+    """The connection closed before the answer came."""
+
+
+def _encode(value):
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+class Client:
+    def __init__(self, sock):
+        self.sock = sock
+        self._buffer = b""
+        self._next_id = 0
+        self.pending_events = []
+
+    @classmethod
+    def connect(cls, path, timeout=None):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(timeout)
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                sock.connect(path)
+                return cls(sock)
+            except BlockingIOError:
+                # A unix socket's backlog is full (EAGAIN): the daemon is busy accepting.
+                if time.monotonic() < deadline:
+                    time.sleep(0.005)
+                    continue
+                sock.close()
+                raise
+            except OSError:
+                sock.close()
+                raise
+
+    def close(self):
+        self.sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def send(self, op, args=None):
+        self._next_id += 1
+        self.sock.sendall(_encode({"id": self._next_id, "op": op, "args": args or {}}))
+        return self._next_id
+
+    def read_message(self):
+        while b"\n" not in self._buffer:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise Lost("the daemon closed the connection")
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def request(self, op, args=None):
+        """The whole response to one request (events that come first are kept aside)."""
+        request_id = self.send(op, args)
+        while True:
+            message = self.read_message()
+            if "event" in message:
+                self.pending_events.append(message)   # events carry no request id
+            elif message.get("id") == request_id:
+                return message
+
+    def call(self, op, args=None):
+        response = self.request(op, args)
+        if response.get("ok"):
+            return response.get("result") or {}
+        raise Refused(response.get("code", "internal"), response.get("error", "refused"))
+
+    def next_event(self):
+        if self.pending_events:
+            return self.pending_events.pop(0)
+        while True:
+            message = self.read_message()
+            if "event" in message:
+                return message
+
+
+def _start_daemon(env):
+    """Start a detached daemon; wait until it answers. Returns an error text or None."""
+    import subprocess
+
+    from roost.bundle.userenv import detached_environ, roost_command
+
+    home = paths.home(env)
+    with open(os.devnull, "rb") as null_in, open(os.devnull, "wb") as null_out:
+        process = subprocess.Popen(roost_command() + ["daemon", "--foreground", "--detached"],
+                                   stdin=null_in, stdout=null_out, stderr=subprocess.PIPE,
+                                   start_new_session=True, env=detached_environ(env), close_fds=True)
+    path = paths.default_socket(home, env)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            Client.connect(path, timeout=2).close()
+            process.stderr.close()
+            return None
+        except OSError:
+            pass
+        if process.poll() is not None:
+            why = process.stderr.read().decode("utf-8", "replace").strip()
+            process.stderr.close()
+            # Another daemon may have won the race for the lock: then it answers soon.
+            if "already serves" in why:
+                deadline = min(deadline, time.monotonic() + 5)
+                time.sleep(0.02)
+                continue
+            return why or f"the daemon exited with status {process.returncode}"
+        time.sleep(0.01)
+    process.stderr.close()
+    return "the daemon did not answer within 15 s"
+
+
+def connect(env=None, socket_override=None, autostart=True, timeout=None):
+    """A connection to the daemon, starting one when none answers (like tmux)."""
+    env = os.environ if env is None else env
+    path = paths.socket_path(env, socket_override)
+    try:
+        return Client.connect(path, timeout)
+    except (FileNotFoundError, ConnectionRefusedError) as error:
+        own_socket = not socket_override and not env.get("ROOST_SOCKET")
+        if not autostart or not own_socket:
+            raise Unreachable(f"no daemon answers on {path}: {error.strerror}")
+    except OSError as error:
+        raise Unreachable(f"cannot reach the daemon on {path}: {error.strerror or error}")
+    why = _start_daemon(env)
+    if why:
+        raise Unreachable(f"could not start the daemon: {why}")
+    try:
+        return Client.connect(path, timeout)
+    except OSError as error:
+        raise Unreachable(f"the daemon started but {path} does not answer: {error.strerror}")
+
+
+def new_request_id():
+    return "cli-" + os.urandom(12).hex()
+
+
+def request_once(env, socket_override, op, args):
+    """M36: send with a fresh requestId; when the answer is lost, resend once on a new
+    connection with the same id (never after a refusal)."""
+    args = dict(args)
+    args.setdefault("requestId", new_request_id())
+    for attempt in (1, 2):
+        client = connect(env, socket_override)
+        try:
+            return client.call(op, args)
+        except (Lost, ConnectionResetError, BrokenPipeError):
+            if attempt == 2:
+                raise Unreachable(f"the daemon did not answer {op} (the connection was lost twice)")
+        finally:
+            client.close()

@@ -1,0 +1,88 @@
+"""What a launch needs beyond its arguments: names, request ids, the check that its
+program can run, and the job's environment (CONTRACT.md "A job's environment")."""
+
+import os
+import re
+import shlex
+import shutil
+
+from roost.bundle import userenv
+from roost.errors import bad_request
+
+# M36: a request id is 1-64 of these; one of another form is refused.
+REQUEST_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+NAME_LIMIT = 200
+# M44: the hub's own agent's name cannot be taken by a session.
+RESERVED_NAMES = ("concierge",)
+
+# The job's identity (CONTRACT.md): set by roost, never inherited from the daemon's own
+# environment (a daemon started from inside a job carries that job's).
+IDENTITY_NAMES = ("ROOST_JOB_ID", "ROOST_JOB_TOKEN", "ROOST_SOCKET", "ROOST_JOB_DIR",
+                  "PI_JOB_ID", "PI_JOB_TOKEN", "PI_DAEMON_SOCK", "PI_JOB_DIR")
+# The pty says the window size; inherited values would contradict it.
+_SIZE_NAMES = ("COLUMNS", "LINES")
+TERM = "xterm-256color"
+
+
+def request_id(args):
+    value = args.get("requestId")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not REQUEST_ID.fullmatch(value):
+        raise bad_request("requestId must be 1-64 of A-Z a-z 0-9 _ . : -")
+    return value
+
+
+def fold_name(name):
+    """Spaces folded, cut at 200 (spec `rename`)."""
+    return " ".join(name.split())[:NAME_LIMIT]
+
+
+def check_name(name):
+    if name.lower() in RESERVED_NAMES:
+        raise bad_request(f"the name {name!r} is reserved for the hub's own agent")
+    return name
+
+
+def one_line(text, limit):
+    return " ".join(text.split())[:limit]
+
+
+def default_name(argv, profile):
+    if profile:
+        return fold_name(profile)
+    return fold_name(shlex.join([os.path.basename(argv[0])] + argv[1:]))
+
+
+def check_runnable(program, cwd, env):
+    """Refuse a command that cannot be found before a job is made for it (the keeper
+    would refuse it too; this says so without leaving a failed job behind)."""
+    if "/" in program:
+        path = program if os.path.isabs(program) else os.path.join(cwd, program)
+        if not os.path.isfile(path) or not os.access(path, os.X_OK):
+            raise bad_request(f"cannot run {program}: no such executable file")
+        return
+    search = env.get("PATH", os.defpath)
+    # Relative PATH entries mean the job's cwd, where it will run.
+    search = os.pathsep.join(entry if os.path.isabs(entry) else os.path.join(cwd, entry)
+                             for entry in search.split(os.pathsep))
+    if shutil.which(program, path=search) is None:
+        raise bad_request(f"cannot run {program}: not found on PATH")
+
+
+def job_environ(job, socket_path, job_dir):
+    """The user's environment (not the daemon's changes to it), the launch's own
+    variables, then the job's identity under both names."""
+    env = userenv.user_environ()
+    for name in IDENTITY_NAMES + _SIZE_NAMES:
+        env.pop(name, None)
+    env["TERM"] = TERM
+    env.update(job.launch.get("env") or {})
+    identity = {
+        "ROOST_JOB_ID": job.id, "ROOST_JOB_TOKEN": job.token,
+        "ROOST_SOCKET": socket_path, "ROOST_JOB_DIR": job_dir,
+    }
+    env.update(identity)
+    env.update({"PI_JOB_ID": job.id, "PI_JOB_TOKEN": job.token,
+                "PI_DAEMON_SOCK": socket_path, "PI_JOB_DIR": job_dir})
+    return env

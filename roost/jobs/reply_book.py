@@ -1,0 +1,95 @@
+"""A job's replies: numbered, persisted before they are answered, pending until acked
+(spec "Replies: the deliver event and ack", "Request ids" M36).
+
+Each job's book lives in `jobs/<id>/replies.json`, one atomic write per change: the
+reply and its request id go to disk together, so a resend after a crash is recognised.
+Sequence numbers start at 1, are never reused and continue across restarts (nextSeq is
+kept even when nothing is pending).
+"""
+
+import os
+import time
+
+from roost import store
+from roost.errors import RoostError
+
+VERSION = 1
+MAX_PENDING = 50          # spec: `full` past 50 waiting
+KEEP_REQUEST_IDS = 100    # M36: a job remembers its last 100 reply ids
+
+
+class ReplyBook:
+    def __init__(self, job_dir):
+        self.path = os.path.join(job_dir, "replies.json")
+        self.data = store.read_json(self.path) or {"version": VERSION, "nextSeq": 1, "pending": [], "requestIds": []}
+        self.data.setdefault("nextSeq", 1)
+        self.data.setdefault("pending", [])
+        self.data.setdefault("requestIds", [])
+
+    # -- reading ------------------------------------------------------------
+    @property
+    def pending(self):
+        return list(self.data["pending"])
+
+    @property
+    def queued(self):
+        return sum(1 for item in self.data["pending"] if not item.get("kind"))
+
+    def answer_for(self, request_id):
+        """The seq a request id was taken as, or None when it is new."""
+        if request_id is None:
+            return None
+        for known, seq in self.data["requestIds"]:
+            if known == request_id:
+                return seq
+        return None
+
+    # -- changing (each persisted before it returns) -------------------------
+    def add(self, text, mode=None, request_id=None, kind=None, extra=None):
+        """Queue a reply; returns its item. Raises `full` at MAX_PENDING user replies."""
+        if not kind and self.queued >= MAX_PENDING:
+            raise RoostError("full", f"{MAX_PENDING} replies are already waiting for this job")
+        seq = self.data["nextSeq"]
+        item = {"seq": seq, "text": text, "at": int(time.time() * 1000)}
+        if mode:
+            item["mode"] = mode
+        if kind:
+            item["kind"] = kind
+        if extra:
+            item.update(extra)
+        self.data["nextSeq"] = seq + 1
+        self.data["pending"].append(item)
+        self._remember(request_id, seq)
+        self._save()
+        return item
+
+    def remember(self, request_id, seq=0):
+        """Record a request id taken without queueing (a reply typed into a terminal)."""
+        if request_id is None:
+            return
+        self._remember(request_id, seq)
+        self._save()
+
+    def ack(self, seq, exact=False):
+        """An ack covers every user reply up to seq; `exact` only that one item.
+        Returns how many items it cleared."""
+        before = len(self.data["pending"])
+        if exact:
+            kept = [item for item in self.data["pending"] if item["seq"] != seq]
+        else:
+            kept = [item for item in self.data["pending"] if item["seq"] > seq or item.get("kind")]
+        if len(kept) == before:
+            return 0
+        self.data["pending"] = kept
+        self._save()
+        return before - len(kept)
+
+    def _remember(self, request_id, seq):
+        if request_id is None:
+            return
+        ids = self.data["requestIds"]
+        ids.append([request_id, seq])
+        del ids[:-KEEP_REQUEST_IDS]
+
+    def _save(self):
+        store.write_json(self.path, self.data)

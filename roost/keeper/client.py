@@ -1,0 +1,296 @@
+"""The daemon's side of the keeper (roost/keeper.py): finds or starts the keeper, and
+turns its socket into calls (`spawn`, `fds`, `signal`, `release`, `bye`) and pushed
+exits. Runs under gevent: one greenlet reads the socket, callers wait on their answer.
+
+File descriptors come with the bytes they were sent with (SCM_RIGHTS). The reader keeps
+every fd it receives in arrival order and hands a message the number it says it carries,
+so a message split over several reads, or fds split over several sendmsg calls, still
+gets exactly its own.
+"""
+
+import array
+import collections
+import errno
+import itertools
+import json
+import logging
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import gevent
+import gevent.event
+import gevent.lock
+
+from roost.keeper import wire as keeper_wire
+from roost.unix import private_socket
+
+log = logging.getLogger(__name__)
+
+_RECV_FDS_ROOM = socket.CMSG_SPACE(253 * array.array("i").itemsize)
+START_TIMEOUT = 10.0
+CALL_TIMEOUT = 30.0
+# What a keeper must not inherit from the daemon's environment: a daemon started from
+# inside a job would otherwise pass that job's identity on.
+_IDENTITY = ("ROOST_JOB_ID", "ROOST_JOB_TOKEN", "ROOST_JOB_DIR", "PI_JOB_ID", "PI_JOB_TOKEN",
+             "PI_DAEMON_SOCK", "PI_JOB_DIR")
+
+
+class KeeperError(Exception):
+    """The keeper refused a request (its text says why) or could not be reached."""
+
+
+class KeeperRefused(KeeperError):
+    """The keeper answered no: the text is its reason (a program that cannot run, ...)."""
+
+
+class KeeperLost(KeeperError):
+    """The connection to the keeper ended while a request waited."""
+
+
+class KeeperClient:
+    def __init__(self, home, on_exited=None, on_lost=None):
+        self.home = home
+        self.path = keeper_wire.socket_path(home)
+        self.on_exited = on_exited      # fn(message) for each pushed exit
+        self.on_lost = on_lost          # fn() when the connection ends unasked
+        self.sock = None
+        self.keeper_pid = None
+        self.version = None
+        self._ids = itertools.count(1)
+        self._waiting = {}              # request id -> AsyncResult
+        self._send_lock = gevent.lock.Semaphore()
+        self._connect_lock = gevent.lock.Semaphore()
+        self._reader = None
+        self._closing = False
+        self._process = None            # the Popen of a keeper this daemon started
+
+    # -- connecting -----------------------------------------------------------
+    @property
+    def connected(self):
+        return self.sock is not None
+
+    def ensure(self):
+        """Connected to a keeper, starting one when none answers."""
+        with self._connect_lock:
+            if self.sock is not None:
+                return
+            try:
+                answer = self._hello()
+            except KeeperError as error:
+                # A keeper that had lingered with nothing to keep may leave just as we
+                # come: a second try starts a new one.
+                log.info("the keeper did not answer (%s): trying once more", error)
+                self.close()
+                gevent.sleep(0.05)
+                answer = self._hello()
+            self.version = answer.get("version")
+            self.keeper_pid = answer.get("pid")
+            log.info("keeper %s (version %s) holds %s jobs", self.keeper_pid, self.version, answer.get("jobs"))
+
+    def _hello(self):
+        if not self._try_connect():
+            self._start_keeper()
+        answer, _ = self._call({"op": "hello", "version": keeper_wire.VERSION})
+        return answer
+
+    def _try_connect(self):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(self.path)
+        except OSError as error:
+            sock.close()
+            if error.errno in (errno.ENOENT, errno.ECONNREFUSED):
+                return False
+            raise KeeperError(f"cannot reach the keeper on {self.path}: {error.strerror}")
+        # Jobs' environments (tokens) go over this socket: it must be our own user's.
+        uid = private_socket.peer_uid(sock)
+        if uid != os.getuid():
+            sock.close()
+            raise KeeperError(f"{self.path} belongs to uid {uid}, not to us: not a keeper of ours")
+        self._attach(sock)
+        return True
+
+    def _attach(self, sock):
+        self.sock = sock
+        self._closing = False
+        self._reader = gevent.spawn(self._read_loop, sock)
+
+    def _start_keeper(self):
+        from roost.bundle.userenv import detached_environ, roost_command
+
+        environ = detached_environ()
+        for name in _IDENTITY:
+            environ.pop(name, None)
+        environ["ROOST_HOME"] = self.home
+        if not getattr(sys, "frozen", False):
+            # From source the keeper must import the same roost as this daemon, whatever
+            # directory the daemon was started from.
+            here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+            environ["PYTHONPATH"] = os.pathsep.join(filter(None, [here, environ.get("PYTHONPATH")]))
+        log_fd = os.open(os.path.join(self.home, "keeper.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            with open(os.devnull, "rb") as null_in:
+                self._process = subprocess.Popen(roost_command() + ["keeper", "--home", self.home],
+                                                 stdin=null_in, stdout=log_fd, stderr=log_fd, cwd="/",
+                                                 start_new_session=True, env=environ, close_fds=True)
+        finally:
+            os.close(log_fd)
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self._try_connect():
+                log.info("started the keeper (pid %d)", self._process.pid)
+                return
+            if self._process.poll() is not None:
+                # Another keeper may have won the lock: then it answers shortly.
+                if self._try_connect():
+                    return
+                raise KeeperError(f"the keeper exited at once (status {self._process.returncode}); "
+                                  f"see {os.path.join(self.home, 'keeper.log')}")
+            gevent.sleep(0.01)
+        raise KeeperError(f"the keeper did not answer on {self.path} within {START_TIMEOUT:.0f} s")
+
+    def close(self):
+        """Leave the keeper as it is (the jobs go on); forget the connection."""
+        self._closing = True
+        sock, self.sock = self.sock, None
+        if sock is not None:
+            sock.close()
+        self._fail_waiting(KeeperLost("the connection to the keeper was closed"))
+
+    # -- calls ----------------------------------------------------------------
+    def _call(self, message, timeout=CALL_TIMEOUT):
+        """Send one request: (answer, fds it carried); KeeperError when refused."""
+        if self.sock is None:
+            raise KeeperLost("not connected to the keeper")
+        request_id = next(self._ids)
+        result = gevent.event.AsyncResult()
+        self._waiting[request_id] = result
+        data = json.dumps(dict(message, id=request_id), separators=(",", ":")).encode() + b"\n"
+        try:
+            with self._send_lock:
+                self.sock.sendall(data)
+        except OSError as error:
+            self._waiting.pop(request_id, None)
+            raise KeeperLost(f"the keeper is gone: {error}")
+        try:
+            answer, fds = result.get(timeout=timeout)
+        except gevent.Timeout:
+            raise KeeperError(f"the keeper did not answer {message.get('op')} within {timeout:.0f} s")
+        finally:
+            self._waiting.pop(request_id, None)
+        if not answer.get("ok"):
+            for fd in fds:
+                os.close(fd)
+            raise KeeperRefused(answer.get("error") or "the keeper refused")
+        return answer, fds
+
+    def spawn(self, job, argv, env, cwd, rows, cols, umask):
+        """(pid, master fd) of a new job on its own pty; KeeperError says why not."""
+        self.ensure()
+        answer, fds = self._call({"op": "spawn", "job": job, "argv": argv, "env": env, "cwd": cwd,
+                                  "rows": rows, "cols": cols, "umask": umask})
+        return answer["pid"], fds[0]
+
+    def fds(self):
+        """[(info, fd)] for every job the keeper holds: info {job, pid, exited}."""
+        self.ensure()
+        answer, fds = self._call({"op": "fds"})
+        jobs = answer.get("jobs") or []
+        if len(fds) != len(jobs):
+            for fd in fds:
+                os.close(fd)
+            raise KeeperError(f"the keeper listed {len(jobs)} jobs with {len(fds)} fds")
+        return list(zip(jobs, fds))
+
+    def signal(self, job, number, group=True):
+        if self.sock is None:
+            return False
+        try:
+            answer, _ = self._call({"op": "signal", "job": job, "signal": number, "group": group})
+            return bool(answer.get("sent"))
+        except KeeperLost:
+            return False
+
+    def release(self, job, pid=None):
+        """The daemon drained this run of the job (its pid): the keeper closes its copy."""
+        if self.sock is None:
+            return
+        try:
+            self._call({"op": "release", "job": job, "pid": pid})
+        except KeeperLost:
+            pass
+
+    def bye(self):
+        """The daemon leaves for good: the keeper exits once its last job is gone."""
+        if self.sock is None:
+            return
+        self._closing = True    # the keeper may leave right after its answer
+        try:
+            self._call({"op": "bye"}, timeout=5)
+        except KeeperError as error:
+            log.warning("bye to the keeper: %s", error)
+
+    # -- reading --------------------------------------------------------------
+    def _read_loop(self, sock):
+        buffer = bytearray()
+        fds = collections.deque()
+        try:
+            while True:
+                data, ancillary, flags, _ = sock.recvmsg(65536, _RECV_FDS_ROOM)
+                for level, kind, payload in ancillary:
+                    if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                        received = array.array("i")
+                        received.frombytes(payload[:len(payload) - len(payload) % received.itemsize])
+                        fds.extend(received)
+                if flags & socket.MSG_CTRUNC:
+                    log.error("fds from the keeper were cut off (MSG_CTRUNC)")
+                if not data:
+                    break
+                buffer += data
+                while True:
+                    end = buffer.find(b"\n")
+                    if end < 0:
+                        break
+                    line = bytes(buffer[:end])
+                    del buffer[:end + 1]
+                    self._dispatch(json.loads(line), fds)
+        except OSError as error:
+            if not self._closing:
+                log.warning("reading from the keeper: %s", error)
+        finally:
+            for fd in fds:
+                os.close(fd)
+            if self.sock is sock:
+                self.sock = None
+                self._fail_waiting(KeeperLost("the keeper closed the connection"))
+                if not self._closing:
+                    log.error("the connection to the keeper was lost")
+                    if self.on_lost is not None:
+                        gevent.spawn(self.on_lost)
+
+    def _dispatch(self, message, fds):
+        carried = [fds.popleft() for _ in range(min(int(message.get("fds") or 0), len(fds)))]
+        if "event" in message:
+            for fd in carried:
+                os.close(fd)
+            if message["event"] == "exited" and self.on_exited is not None:
+                try:
+                    self.on_exited(message)
+                except Exception:
+                    log.exception("handling an exit from the keeper failed")
+            return
+        waiter = self._waiting.get(message.get("id"))
+        if waiter is None:
+            for fd in carried:
+                os.close(fd)
+            return
+        waiter.set((message, carried))
+
+    def _fail_waiting(self, error):
+        for waiter in list(self._waiting.values()):
+            if not waiter.ready():
+                waiter.set_exception(error)
+        self._waiting.clear()

@@ -1,0 +1,81 @@
+"""Who may call which op: the spec's "Callers / Refused" lines as one table (M49).
+
+Every connection is one of four callers. A Person never identified itself; an
+Unregistered agent said `hello` but has no accepted report yet; a Session's report was
+accepted (or it said `peer_register`); the Concierge is the hub's own agent. The server
+checks this table, and only this table, before an op runs.
+"""
+
+from roost.errors import RoostError
+
+PERSON = "person"
+UNREGISTERED = "unregistered"
+SESSION = "session"
+CONCIERGE = "concierge"
+
+_ANYONE = {}
+# The hub's ops: a person's only; every identified caller is refused with `unsupported`.
+_PERSON_ONLY = {CONCIERGE: "unsupported", SESSION: "unsupported", UNREGISTERED: "unsupported"}
+# The agent-to-agent ops: a session's or the concierge's.
+_PEERS_ONLY = {PERSON: "unauthorized", UNREGISTERED: "unauthorized"}
+_CONCIERGE_ONLY = {PERSON: "unauthorized", SESSION: "unsupported", UNREGISTERED: "unauthorized"}
+
+# op name -> {caller: the code it is refused with}; a caller not named may call it.
+REFUSED = {
+    "ping": _ANYONE,
+    "hello": _ANYONE,
+    "status": _ANYONE,
+    "list": _ANYONE,
+    "resolve": _ANYONE,
+    "report": _ANYONE,
+    "ack": _ANYONE,
+    "peer_register": _ANYONE,
+    "dispatch": _PERSON_ONLY,
+    "stop": _PERSON_ONLY,
+    "rm": _PERSON_ONLY,
+    "respawn": _PERSON_ONLY,
+    "reply": _PERSON_ONLY,
+    "pin": _PERSON_ONLY,
+    "rename": _PERSON_ONLY,
+    "reorder": _PERSON_ONLY,
+    "subscribe": _PERSON_ONLY,
+    "shutdown": _PERSON_ONLY,
+    "schedules": _PERSON_ONLY,
+    "schedule-add": _PERSON_ONLY,
+    "schedule-rm": _PERSON_ONLY,
+    "schedule-pause": _PERSON_ONLY,
+    "schedule-run": _PERSON_ONLY,
+    "concierge": _PERSON_ONLY,
+    "concierge-ask": _PERSON_ONLY,
+    "peers": _PEERS_ONLY,
+    "send": _PEERS_ONLY,
+    "spawn": _PEERS_ONLY,
+    "watch": _PEERS_ONLY,
+    # handback: background sessions only; the foreground kind is not built.
+    "handback": _PEERS_ONLY,
+    "peer_ack": {PERSON: "unauthorized", CONCIERGE: "unsupported", UNREGISTERED: "unauthorized"},
+    "events": {SESSION: "unsupported", UNREGISTERED: "unsupported"},
+    "concierge-say": _CONCIERGE_ONLY,
+    "concierge-policy": _CONCIERGE_ONLY,
+    "concierge-suggest": _CONCIERGE_ONLY,
+    "concierge-reply": _CONCIERGE_ONLY,
+    "concierge-act": _CONCIERGE_ONLY,
+    "concierge-order": {SESSION: "unsupported", UNREGISTERED: "unsupported"},
+    "task": {UNREGISTERED: "unauthorized"},
+    # roost's own ops beyond the spec: a person's terminal on a job.
+    "peek": _PERSON_ONLY,
+    "attach": _PERSON_ONLY,
+    "attach-input": _PERSON_ONLY,
+    "attach-resize": _PERSON_ONLY,
+    "detach": _PERSON_ONLY,
+}
+
+_WHO = {PERSON: "a person's connection", UNREGISTERED: "an agent's connection before its report",
+        SESSION: "a session's connection", CONCIERGE: "the concierge's connection"}
+
+
+def check(op_name, caller):
+    """Raise the spec's refusal when `caller` may not call `op_name`."""
+    code = REFUSED.get(op_name, _ANYONE).get(caller)
+    if code is not None:
+        raise RoostError(code, f"{op_name} is not for {_WHO[caller]}")

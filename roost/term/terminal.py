@@ -1,0 +1,403 @@
+"""A job's terminal in the daemon: its pty master, screen, log, attachers and typing.
+
+Output is read by roost.pty_reader (no greenlet while the job is quiet) and goes, every
+byte, to the job's bounded log and to attachers as it comes; the screen gets it through
+roost.screen_feed, which keeps what screen feeding may cost the loop bounded (under a
+flood the screen skips ahead). Once the screen has been quiet for the profile's settle
+time it is judged (roost.term_profile), `on_change` hears of a new reading, and the
+screen is packed small (Screen.freeze) until output comes again. Writes to the master
+(typed replies, attachers' keys, query answers) go through one writer and never block
+the loop: a program that stops reading stalls only its own job.
+"""
+
+import fcntl
+import logging
+import os
+import struct
+import termios
+import time
+
+import gevent
+import gevent.event
+import gevent.lock
+
+from roost.term.attachers import Attachers, live_view, without_reports
+from roost.term.output_log import OutputLog
+from roost.term.pty_reader import MORE, PARK, WAIT, PtyReader
+from roost.term.pty_writer import PtyWriter
+from roost.term.screen.screen import Screen
+from roost.term.feed import FLOW_GAP, SLICE, ScreenFeed, budget, feed_in_turns, in_turns
+from roost.term.reading import TermProfile, last_line, working_reading
+from roost.term.typing_check import left_input_line
+
+log = logging.getLogger(__name__)
+
+REPLAY_SIZE = 32 * 1024       # log tail replayed into a new Terminal's screen
+OUTBOX_LIMIT = 1024 * 1024    # attacher keys waiting for a program that does not read
+WRITE_TIMEOUT = 5.0
+ECHO_WAIT = 0.5               # time a program gets to show typed text before submit keys
+SUMMARY_EVERY = 1.0           # the row text while output flows: at most this often
+
+
+class Terminal:
+    # Hundreds of idle jobs each hold one: slots, and what is needed only while someone
+    # types, attaches or waits is made then (writer, attachers, events).
+    __slots__ = ("job_id", "fd", "job_dir", "profile", "screen", "on_change", "on_eof",
+                 "verify_timeout", "write_timeout", "closed", "_log", "_reader", "_feed",
+                 "_typed", "_reading", "_unjudged", "_summary_at", "_attachers",
+                 "_alt_exits_seen", "_repaint_due", "_changed", "_typing", "_writer_", "_eof",
+                 "_at_eof", "_output_seen", "_saw_output")
+
+    def __init__(self, job_id, master_fd, job_dir, term=None, rows=40, cols=120,
+                 on_change=None, on_eof=None, log_limit=4 * 1024 * 1024, typed=False):
+        self.job_id = job_id
+        self.fd = master_fd
+        self.job_dir = job_dir
+        self.profile = _profile(term)
+        self.screen = Screen(rows, cols)
+        self.on_change = on_change
+        self.on_eof = on_eof
+        self.verify_timeout = max(3.0, 2 * self.profile.settle)
+        self.write_timeout = WRITE_TIMEOUT
+        self.closed = False
+        self._log = OutputLog(job_dir, log_limit)
+        self._reader = PtyReader(master_fd, job_id, self)
+        self._feed = ScreenFeed(self.screen)
+        self._typed = typed
+        self._reading = working_reading()
+        self._unjudged = True
+        self._summary_at = 0.0
+        self._attachers = None
+        self._alt_exits_seen = 0
+        self._repaint_due = False
+        self._changed = None     # an Event while someone waits for a change
+        self._typing = None
+        self._writer_ = None
+        self._eof = None
+        self._at_eof = False
+        self._output_seen = None
+        self._saw_output = False
+
+    @property
+    def _writer(self):
+        if self._writer_ is None:
+            self._writer_ = PtyWriter(self.fd, self.job_id, self._wake)
+        return self._writer_
+
+    @property
+    def eof(self):
+        """Set once the program's side of the pty is closed and its output read."""
+        if self._eof is None:
+            self._eof = gevent.event.Event()
+            if self._at_eof:
+                self._eof.set()
+        return self._eof
+
+    @property
+    def output_seen(self):
+        if self._output_seen is None:
+            self._output_seen = gevent.event.Event()
+            if self._saw_output:
+                self._output_seen.set()
+        return self._output_seen
+
+    # -- the contract ---------------------------------------------------------------------
+
+    def start(self):
+        self._reader.start(before=self._replay_log)
+        return self
+
+    @property
+    def reading(self):
+        return dict(self._reading)
+
+    @property
+    def judged(self):
+        """The screen was judged since the last output (it has been quiet settleMs)."""
+        return not self._unjudged
+
+    @property
+    def attached(self):
+        return len(self._attachers) if self._attachers is not None else 0
+
+    def text(self, last=None):
+        self._catch_up()
+        return self.screen.text(last)
+
+    def attach(self, sink):
+        """`sink.write_output(bytes)` must not block; returning False drops the sink.
+        `sink.end(why)`, when it has one, is told when the terminal lets it go."""
+        self._catch_up()
+        self._alt_exits_seen = self.screen.alt_exits
+        if self._attachers is None:
+            self._attachers = Attachers(self.job_id)
+        # The screen as fed, then the output it has yet to take, as it came: the
+        # attacher's terminal ends up where the screen will.
+        self._attachers.add(sink, self.screen.render_ansi() + live_view(bytes(self._feed.pending)))
+        return sink
+
+    def detach(self, sink):
+        if self._attachers is not None:
+            self._attachers.remove(sink)
+        self._freeze_if_quiet()
+
+    def write_input(self, data, sink=None):
+        """An attacher's keys; dropped (False) while a stalled program has a backlog.
+        Only the first attacher's terminal answers the job's queries (Attachers)."""
+        if self.closed or self._writer.backlog > OUTBOX_LIMIT:
+            return False
+        if sink is not None and self._attachers and not self._attachers.answers_queries(sink):
+            data = without_reports(data)
+        if data:
+            self._writer.enqueue(bytes(data))
+        return True
+
+    def resize(self, rows, cols):
+        if self.closed:
+            return
+        try:
+            fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        except OSError as error:
+            log.info("job %s: resize failed: %s", self.job_id, error)
+        self._catch_up()
+        self.screen.resize(rows, cols)
+        self._freeze_if_quiet()
+        self._wake()
+
+    def type_text(self, text, mode="followUp", timeout=None):
+        """Types `text` and the submit keys, then checks the text left the input line.
+
+        followUp waits (up to `timeout` seconds, None: as long as the job lives) until
+        the screen is judged not working; steer types at once."""
+        if self._typing is None:
+            self._typing = gevent.lock.Semaphore()
+        with self._typing:
+            if mode != "steer":
+                settled = self._wait_until(lambda: self._reading["state"] != "working"
+                                           or self._ended(), timeout)
+                if not settled:
+                    return _not_submitted("the job was still working when the wait ended")
+            if self._ended():
+                return _not_submitted("the job's terminal has ended")
+            self._catch_up()
+            before = self.screen.lines()
+            payload = text.encode("utf-8")
+            if payload and self.screen.bracketed_paste and ("\n" in text or "\r" in text):
+                payload = b"\x1b[200~" + payload + b"\x1b[201~"
+            if payload:
+                if not self._write_all(payload):
+                    return _not_submitted("the job is not reading its input")
+                self._wait_until(lambda: self.screen.lines() != before, ECHO_WAIT)
+            if not self._write_all(self.profile.submit.encode("utf-8")):
+                return _not_submitted("the job is not reading its input")
+            self._typed = True
+            left = self._wait_until(
+                lambda: left_input_line(before, self.screen.lines(), self.screen.cursor, text),
+                self.verify_timeout)
+            if not left:
+                return _not_submitted("the text was typed but stayed on the input line")
+            return {"submitted": True, "error": None}
+
+    def close(self):
+        if self.closed:
+            return
+        self.closed = True
+        self._reader.close()
+        if self._writer_ is not None:
+            self._writer_.close()
+        if self._attachers is not None:
+            self._attachers.end_all("the job's terminal closed")
+        self._log.close()
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+        # Packed, its cells go now: left to the collector (a closed terminal is held in
+        # reference cycles) thousands of them would be freed in one long pause later.
+        self.screen.freeze()
+        self._wake()
+
+    # -- output (the reader's owner) ------------------------------------------------------
+
+    def output(self, data):
+        self._log.write(data)
+        self._unjudged = True
+        if not self._saw_output:
+            self._saw_output = True
+            if self._output_seen is not None:
+                self._output_seen.set()
+        if self._attachers:
+            self._attachers.live_output(data)
+        self._feed.take(data)
+
+    def next_step(self, got_output):
+        feed = self._feed
+        now = time.monotonic()
+        if feed.due(urgent=self._reading["status"] != "busy"):
+            self._feed_slice()
+            if feed.flooding(now) and not self._attachers:
+                feed.pack()       # its next slice is STALE_SCREEN away
+        if got_output or (feed.pending and not feed.flooding(now)):
+            return MORE, None
+        if feed.pending or feed.flowing(now):
+            return WAIT, FLOW_GAP     # the flood goes on; its screen's next slice waits
+        if self._unjudged:
+            quiet_for = now - feed.last_output
+            if quiet_for < self.profile.settle:
+                return PARK, self.profile.settle - quiet_for
+            self._judge()
+        return PARK, None
+
+    def drain_step(self):
+        """After EOF: the screen takes the rest of the output, a slice a turn."""
+        if self._feed.pending and budget.allows():
+            self._feed_slice()
+        return bool(self._feed.pending)
+
+    def ended(self):
+        self._catch_up()
+        self._at_eof = True
+        if self._eof is not None:
+            self._eof.set()
+        if self._attachers is not None:
+            self._attachers.end_all("the job ended")
+        self._wake()
+        if self.on_eof is not None:
+            try:
+                self.on_eof()
+            except Exception:
+                log.exception("job %s: on_eof failed", self.job_id)
+
+    # -- the screen -----------------------------------------------------------------------
+
+    def _feed_slice(self):
+        self._feed.feed_slice()
+        answers = self.screen.answers()
+        if answers and not self._attachers:
+            # With an attacher its own terminal answers; answering too would answer twice.
+            self._writer.enqueue(answers)
+        if self.screen.alt_exits != self._alt_exits_seen:
+            self._alt_exits_seen = self.screen.alt_exits
+            self._repaint_due = bool(self._attachers)
+        if self._repaint_due and not self._feed.pending:
+            self._repaint_due = False
+            self._attachers.send(self.screen.render_ansi())
+        now = time.monotonic()
+        if (self._reading["state"] != "working" or self._reading["status"] != "busy"
+                or now - self._summary_at >= SUMMARY_EVERY):
+            self._summary_at = now
+            self._set_reading(working_reading(last_line(self.screen.lines())))
+        self._wake()
+
+    def _catch_up(self):
+        """Feeds the backlog (at most SCREEN_BACKLOG) before the screen is read, a slice
+        a turn of the loop within the shared budget: a peek during a flood must not hold
+        every other connection for the ~16 ms a whole backlog takes. What comes
+        meanwhile is left to the reader (under a flood the backlog never empties)."""
+        feed = self._feed
+        if gevent.getcurrent() is gevent.get_hub():
+            while feed.pending:
+                self._feed_slice()
+            return
+        owed = [len(feed.pending)]
+
+        def step():
+            if owed[0] <= 0 or not feed.pending:
+                return False
+            self._feed_slice()
+            owed[0] -= SLICE
+            return True
+
+        in_turns(step)
+
+    def _judge(self):
+        self._unjudged = False
+        self._set_reading(self.profile.judge(self.screen.lines(), self._typed))
+        self._freeze_if_quiet()
+
+    def _freeze_if_quiet(self):
+        """Quiet, judged and nobody attached: its cells are packed small until output
+        comes (Screen.freeze)."""
+        if not self._unjudged and not self._attachers and not self._feed.pending and not self.closed:
+            self.screen.freeze()
+
+    def _replay_log(self, idle):
+        """A terminal taken over after a daemon restart starts from its log's tail."""
+        tail = self._log.tail(REPLAY_SIZE)
+        if not tail:
+            return
+        start = tail.find(b"\n")
+        if 0 <= start < 4096 and len(tail) >= REPLAY_SIZE:
+            tail = tail[start + 1:]
+        feed_in_turns(self.screen, tail, idle)
+        self.screen.answers()   # those queries were answered when they were new
+
+    # -- readings and waiting -------------------------------------------------------------
+
+    def _set_reading(self, reading):
+        if reading == self._reading:
+            return
+        self._reading = reading
+        self._wake()
+        if self.on_change is not None:
+            try:
+                self.on_change(dict(reading))
+            except Exception:
+                log.exception("job %s: on_change failed", self.job_id)
+
+    def _wake(self):
+        changed, self._changed = self._changed, None
+        if changed is not None:
+            changed.set()
+
+    def _wait_until(self, predicate, timeout):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not predicate():
+            if self._ended() and not self._feed.pending:
+                return predicate()
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return False
+            if self._changed is None:
+                self._changed = gevent.event.Event()
+            self._changed.wait(remaining)
+        return True
+
+    def _ended(self):
+        return self.closed or self._at_eof
+
+    # -- writing --------------------------------------------------------------------------
+
+    def _write_all(self, data):
+        """Queues `data` and waits until the program's side took all of it. On timeout
+        what it did not take is withdrawn, so it cannot arrive late."""
+        writer = self._writer
+        start = writer.queued_end
+        end = start + len(data)
+        writer.enqueue(data)
+        if self._wait_until(lambda: writer.written >= end, self.write_timeout):
+            return True
+        writer.withdraw(start, end)
+        return False
+
+
+_PROFILES = {}    # jobs of one profile read their screens alike: one TermProfile for them
+
+
+def _profile(term):
+    try:
+        # The type too: True and 1 are equal keys, not equal settings.
+        key = tuple(sorted((name, type(value).__name__, value) for name, value in term.items())) \
+            if isinstance(term, dict) else ()
+        profile = _PROFILES.get(key)
+    except TypeError:        # a value that cannot be a key: that job gets its own
+        return TermProfile(term)
+    if profile is None:
+        if len(_PROFILES) >= 256:
+            _PROFILES.clear()
+        profile = _PROFILES[key] = TermProfile(term)
+    return profile
+
+
+def _not_submitted(error):
+    return {"submitted": False, "error": error}
