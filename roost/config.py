@@ -4,7 +4,7 @@ kept and ignored; a file that does not parse is reported, not replaced."""
 import logging
 import os
 
-from roost import codec
+from roost import codec, paths
 
 log = logging.getLogger(__name__)
 
@@ -27,3 +27,20 @@ def load(path, previous=None, previous_stamp=None):
         log.error("%s cannot be read (%s); using the previous configuration", path, error)
         return (previous or {}), stamp
     return value, stamp
+
+
+class Config:
+    """The daemon's view of roost.json: read when it changed, at the moment it is asked."""
+
+    def __init__(self, home):
+        self.home = home
+        self._value = None
+        self._stamp = None
+
+    def current(self):
+        path = paths.config_file({**os.environ, "ROOST_HOME": self.home})
+        self._value, self._stamp = load(path, self._value, self._stamp)
+        return self._value
+
+    def get(self, key, default=None):
+        return self.current().get(key, default)

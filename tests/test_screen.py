@@ -3,7 +3,8 @@
 import pyte
 import pytest
 
-from roost.term.screen.screen import PRIMARY_DA, SECONDARY_DA, Screen
+from roost.term.screen.answers import PRIMARY_DA, SECONDARY_DA
+from roost.term.screen.screen import Screen
 from roost.term.screen.render import render_screen
 
 

@@ -1,12 +1,13 @@
 """A blocking client of the daemon's socket for the CLI (and the tests). Standard library
 only: `roost list` must start fast, so nothing here imports gevent or dulwich."""
 
-import json
+import collections
 import os
 import socket
 import time
 
 from roost import paths
+from roost.framing import MAX_LINE, MessageReader, encode_line
 
 
 class Unreachable(Exception):
@@ -26,14 +27,11 @@ class Lost(Exception):
     """The connection closed before the answer came."""
 
 
-def _encode(value):
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
-
-
 class Client:
     def __init__(self, sock):
         self.sock = sock
-        self._buffer = b""
+        self._reader = MessageReader(MAX_LINE)
+        self._messages = collections.deque()   # read, not yet taken
         self._next_id = 0
         self.pending_events = []
 
@@ -68,17 +66,28 @@ class Client:
 
     def send(self, op, args=None):
         self._next_id += 1
-        self.sock.sendall(_encode({"id": self._next_id, "op": op, "args": args or {}}))
+        self.sock.sendall(encode_line({"id": self._next_id, "op": op, "args": args or {}}))
         return self._next_id
 
     def read_message(self):
-        while b"\n" not in self._buffer:
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise Lost("the daemon closed the connection")
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        return json.loads(line)
+        while not self._messages:
+            self.receive()
+        return self._messages.popleft()
+
+    def receive(self):
+        """Reads once from the socket (it blocks until something comes) and keeps the
+        messages it completes."""
+        chunk = self.sock.recv(262144)
+        if not chunk:
+            raise Lost("the daemon closed the connection")
+        self._messages.extend(self._reader.messages(chunk))
+
+    def take_messages(self):
+        """The messages read so far and not yet taken (for a caller that selects on the
+        socket itself, like attach)."""
+        messages = list(self._messages)
+        self._messages.clear()
+        return messages
 
     def request(self, op, args=None):
         """The whole response to one request (events that come first are kept aside)."""

@@ -28,12 +28,13 @@ def _argv(value, what):
 
 
 def check_term(term, what="term"):
-    """DispatchArgs.term: {submit, settleMs, waiting?, working?, typeTask?}; regexes must compile."""
+    """DispatchArgs.term: {submit, settleMs, waiting?, working?, typeTask?}, and roost's
+    own dialog? and choices? (roost.term.reading); regexes must compile."""
     if term is None:
         return None
     if not isinstance(term, dict):
         raise bad_request(f"{what} must be an object")
-    for key in ("waiting", "working"):
+    for key in ("waiting", "working", "dialog", "choices"):
         pattern = term.get(key)
         if pattern is None:
             continue
@@ -43,8 +44,9 @@ def check_term(term, what="term"):
             re.compile(pattern)
         except re.error as error:
             raise bad_request(f"{what}.{key} is not a regular expression: {error}")
-    if term.get("submit") is not None and not isinstance(term.get("submit"), str):
-        raise bad_request(f"{what}.submit must be a string")
+    for key in ("submit", "typeTask"):
+        if term.get(key) is not None and not isinstance(term.get(key), str):
+            raise bad_request(f"{what}.{key} must be a string")
     settle = term.get("settleMs")
     if settle is not None and (isinstance(settle, bool) or not isinstance(settle, (int, float)) or settle < 0):
         raise bad_request(f"{what}.settleMs must be a number of milliseconds")

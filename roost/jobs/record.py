@@ -1,31 +1,45 @@
-"""A job as roost keeps it: its record (job.json), its row (the spec's JobRow) and the
-states it may move between. Plain data and small functions; the registry (roost.jobs)
-is the only one that changes a record, through `JobRegistry.change`.
+"""A job as roost keeps it: its record (job.json), its row (the spec's JobRow), its run
+(roost.jobs.run) and the states its row takes. Plain data and small functions; the
+registry (roost.jobs.registry) is the only one that changes a record (`change`, and
+`move` for a run).
 
 job.json holds the row's fields at the top level, beside what the daemon needs to start
 the job again (`launch`), its token, and its bookkeeping (recent starts, the last exit).
-Its replies and their request ids are in the job's reply book (roost.replies). Fields this version does not know are kept: the record is the dict
-read from disk, changed in place.
+Its replies and their request ids are in the job's reply book (roost.jobs.reply_book).
+Fields this version does not know are kept: the record is the dict read from disk,
+changed in place.
 """
 
 import time
 
+import gevent.lock
+
+from roost.jobs.reply_book import ReplyBook
+from roost.jobs.run import Run
+
 RECORD_VERSION = 1
 
+# What an agent says while its program runs (its reports, or its screen read for it), as
+# often as it likes; and how a run ends (roost.jobs.run). A stop always ends `stopped`.
+AGENT_STATES = ("working", "blocked", "done", "failed")
+END_STATES = ("done", "failed", "stopped")
 LIVE_STATES = ("working", "blocked")
-ENDED_STATES = ("done", "failed", "stopped")
 
-# States as data (STYLE 5): from a state to the ones it may change to. A job starts
-# `working`; it ends done, failed or stopped; an ended job only starts again. Staying
-# in a state (other fields changing) is always allowed.
-TRANSITIONS = {
-    None: {"working", "failed", "stopped"},
-    "working": {"blocked", "done", "failed", "stopped"},
-    "blocked": {"working", "done", "failed", "stopped"},
-    "done": {"working", "failed"},     # an agent's own reports may move between its ends
-    "failed": {"working", "done"},
-    "stopped": {"working", "failed"},
-}
+
+def end_state(stopping, exit_fields, said):
+    """The row's state when a run ends: `stopped` when a stop was under way; `failed`
+    when the program failed; else what the agent last said of its end, when it said
+    `done` or `failed` (a reported failure stands though the program exited 0); else
+    `done`. An exit nobody saw (the machine restarted) keeps the agent's own end or is
+    `stopped`."""
+    if stopping:
+        return "stopped"
+    if exit_fields is None:
+        return said if said in ("done", "failed") else "stopped"
+    if exit_fields.get("signal") or exit_fields.get("code") not in (0, None):
+        return "failed"
+    return "failed" if said == "failed" else "done"
+
 
 # The JobRow fields every row carries (the spec: "Required: yes"), with their defaults.
 _ROW_DEFAULTS = {
@@ -42,43 +56,28 @@ _ROW_OPTIONAL = ("usage", "parentSession", "rootSession", "parentOpen", "agent",
 ROW_FIELDS = frozenset(_ROW_DEFAULTS) | frozenset(_ROW_OPTIONAL) | {"queued"}
 
 
-class TransitionRefused(Exception):
-    pass
-
-
 def now_ms():
     return int(time.time() * 1000)
 
 
-def check_transition(old, new):
-    if old == new:
-        return
-    if new not in TRANSITIONS.get(old, ()):
-        raise TransitionRefused(f"a job cannot go from {old} to {new}")
-
-
 class Job:
-    """One job: its record (persisted), and what only the running daemon has."""
+    """One job: its record (persisted), its run, and what only the running daemon has."""
+
+    # Hundreds of jobs: slots keep each small.
+    __slots__ = ("record", "job_dir", "reply_book", "terminal", "run", "finisher", "removed",
+                 "saved_generation", "changed_generation", "write_lock")
 
     def __init__(self, record, job_dir=None):
         self.record = record
         self.job_dir = job_dir
-        self.reply_book = None        # roost.replies.ReplyBook, read when first needed
-        self.terminal = None          # roost.terminal.Terminal while the pty is ours
-        self.exit = None              # the keeper's exit fields once the program ended
-        self.stopping = False         # a stop is under way: its end is `stopped`
-        self.reaping = False          # ... and the stop is for idleness (DM-4)
-        self.starting = False         # a start is under way
-        self.early_exit = None        # an exit told while the start was being recorded
-        self.ended = None             # gevent Event: set while no run of it is in progress
-        self.waiting = None           # gevent Event: set while the screen says it waits
-        self.reply_worker = None      # the greenlet typing queued replies
-        self.reap_timer = None        # DM-4: the idle timer, armed while it waits
-        self.finisher = None          # the greenlet that ends it after the exit
-        self.run_pid = record.get("pid")   # the pid of the run the terminal belongs to
+        self.reply_book = None        # roost.jobs.reply_book.ReplyBook, read when first needed
+        self.terminal = None          # roost.term.terminal.Terminal while the pty is ours
+        self.run = Run(record.get("pid"))
+        self.finisher = None          # the greenlet that ends the run once it exited (run_end)
+        self.removed = False
         self.saved_generation = 0     # what is on disk (see JobRegistry.persist)
         self.changed_generation = 0
-        self.write_lock = None
+        self.write_lock = gevent.lock.Semaphore()
 
     # -- reading --------------------------------------------------------------
     @property
@@ -100,9 +99,14 @@ class Job:
 
     @property
     def running(self):
-        """Its program runs: from its start until its end was recorded. A protocol agent
-        may report `done` and still run; a job being started does not run yet."""
-        return self.record.get("pid") is not None
+        """Its program runs (being stopped included). A protocol agent may report `done`
+        and still run; a job being started does not run yet."""
+        return self.run.phase in ("running", "stopping")
+
+    @property
+    def speaks(self):
+        """Its program runs and is not being stopped: an agent may speak for it."""
+        return self.run.phase == "running"
 
     @property
     def token(self):
@@ -120,8 +124,6 @@ class Job:
     def replies(self):
         """The job's reply book (replies.json): one per job, shared by every module."""
         if self.reply_book is None:
-            from roost.jobs.reply_book import ReplyBook
-
             self.reply_book = ReplyBook(self.job_dir)
         return self.reply_book
 

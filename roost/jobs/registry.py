@@ -1,13 +1,9 @@
-"""The jobs the daemon knows: `daemon.jobs`, a JobRegistry.
+"""The jobs the daemon knows: a JobRegistry.
 
 It loads every `$ROOST_HOME/jobs/<id>/job.json` at start, finds jobs (`get`, `resolve`),
-and is the one place a job's record changes (`change`: check the transition, persist,
-then tell `on_row_change`). Starting, stopping and adopting jobs is the runner's
-(roost.job_runner); typing replies is roost.job_replies'; idle reaping roost.job_reaping's.
-
-The daemon calls `daemon_started(daemon)` once its op table is loaded (it adopts every
-job the keeper holds) and, through `daemon.stop_hooks`, `daemon_stopping(daemon,
-keep_workers)`.
+and is the one place a job's record changes: `change` (the row's fields, checked,
+persisted, then told to `on_row_change`) and `move` (a job's run, roost.jobs.run).
+Starting, stopping and adopting jobs is the runner's (roost.jobs.runner).
 """
 
 import logging
@@ -16,32 +12,26 @@ import secrets
 import time
 
 import gevent
-import gevent.event
-import gevent.lock
 
-from roost import paths
-from roost import store
+from roost import paths, store
 from roost.errors import RoostError, bad_request, not_found
-from roost.jobs.record import ROW_FIELDS, Job, TransitionRefused, check_transition, new_record, now_ms
+from roost.jobs.record import AGENT_STATES, END_STATES, ROW_FIELDS, Job, new_record, now_ms
+from roost.jobs.run import RunRefused
 
 log = logging.getLogger(__name__)
 
 JOB_FILE = "job.json"
+SHOWN_AMBIGUOUS = 5     # a name several jobs share: this many are named in the refusal
 
 
 class JobRegistry:
-    def __init__(self, daemon):
-        self.daemon = daemon
-        self.home = daemon.home
+    def __init__(self, home):
+        self.home = home
         self.jobs = {}                 # id -> Job
         self.by_request_id = {}        # M36: a dispatch's requestId -> the job it made
         self.dispatching = {}          # requestId -> AsyncResult while that dispatch runs
         self.on_row_change = []        # fn(row, previous row or None) after each durable change
         self.on_remove = []            # fn(row) after a job is removed
-        self.on_reply_queued = []      # fn(job) after a reply went into its book (protocol delivery)
-        from roost.jobs.runner import JobRunner
-
-        self.runner = JobRunner(self, daemon)
 
     # -- finding --------------------------------------------------------------
     def load(self):
@@ -57,19 +47,11 @@ class JobRegistry:
             if record.get("id") != name or not record.get("token"):
                 log.error("job.json in %s names another job or has no token; ignored", name)
                 continue
-            job = self._track(Job(record, os.path.join(directory, name)))
+            job = Job(record, os.path.join(directory, name))
+            self.jobs[job.id] = job
             if record.get("requestId"):
                 self.by_request_id[record["requestId"]] = job.id
         log.info("%d jobs on record", len(self.jobs))
-
-    def _track(self, job):
-        job.write_lock = gevent.lock.Semaphore()
-        job.ended = gevent.event.Event()
-        job.waiting = gevent.event.Event()
-        if not job.running:
-            job.ended.set()
-        self.jobs[job.id] = job
-        return job
 
     def get(self, job_id):
         return self.jobs.get(job_id)
@@ -78,8 +60,8 @@ class JobRegistry:
         return list(self.jobs.values())
 
     def resolve(self, query):
-        """A job by id, unique id prefix, or unique name; not_found, or bad_request when
-        the query matches several."""
+        """A job by id, unique id prefix, or unique name; not_found, or bad_request that
+        lists the jobs when the query could mean several."""
         if not isinstance(query, str) or not query.strip():
             raise bad_request("a job id or name is required")
         query = query.strip()
@@ -89,24 +71,29 @@ class JobRegistry:
         by_prefix = [job for job in self.jobs.values() if job.id.startswith(query)]
         if len(by_prefix) == 1:
             return by_prefix[0]
-        if len(by_prefix) > 1:
-            raise bad_request(f"{query!r} is the start of {len(by_prefix)} job ids; give more of it")
+        if by_prefix:
+            raise bad_request(f"{query!r} is the start of {len(by_prefix)} job ids: "
+                              f"{_listing(by_prefix)}; give more of it")
         by_name = [job for job in self.jobs.values() if job.record.get("name") == query]
         if len(by_name) == 1:
             return by_name[0]
-        if len(by_name) > 1:
-            raise bad_request(f"{len(by_name)} jobs are named {query!r}; use an id")
+        if by_name:
+            raise bad_request(f"{len(by_name)} jobs are named {query!r}: {_listing(by_name)}; use an id")
         raise not_found(f"no job {query!r}")
 
     def job_dir(self, job_or_id):
         job_id = job_or_id if isinstance(job_or_id, str) else job_or_id.id
         return paths.job_dir(self.home, job_id)
 
+    def counts(self):
+        live = sum(1 for job in self.jobs.values() if job.running)
+        return {"live": live, "total": len(self.jobs)}
+
     # -- changing -------------------------------------------------------------
     def create(self, fields, launch, request_id=None):
         """A new job: its directory, and its record in memory (state None) until its
         start writes it (JobRunner.start). A daemon that dies in between leaves the
-        keeper a job no record claims, which the next daemon ends (JobRunner.adopt)."""
+        keeper a job no record claims, which the next daemon ends (adoption)."""
         job_id = self._new_id()
         directory = self.job_dir(job_id)
         os.mkdir(directory, 0o700)
@@ -114,7 +101,8 @@ class JobRegistry:
         record["launch"] = launch
         if request_id:
             record["requestId"] = request_id
-        job = self._track(Job(record, directory))
+        job = Job(record, directory)
+        self.jobs[job.id] = job
         if request_id:
             self.by_request_id[request_id] = job.id
         return job
@@ -126,19 +114,19 @@ class JobRegistry:
                 return job_id
 
     def change(self, job, state=None, lasting=True, **fields):
-        """The one mutator: check the state's transition, apply, persist, then emit.
-        `lasting=False`: what changed is read off the screen again at any time (a working
-        job's last line), so it is not worth a durable write of its own; the next
-        lasting change writes it along."""
-        if getattr(job, "removed", False):
+        """The one mutator of a row: check the state, apply, persist, then emit. While
+        a run is in progress the row's state is what the agent says (any of its states);
+        once it ended, how it ended. `lasting=False`: what changed is read off the
+        screen again at any time (a working job's last line), so it is not worth a
+        durable write of its own; the next lasting change writes it along."""
+        if job.removed:
             return job.row()
         before = job.row()
         if state is not None and state != job.state:
-            try:
-                check_transition(job.state, state)
-            except TransitionRefused as refusal:
-                log.error("job %s: %s", job.id, refusal)
-                raise RoostError("conflict", f"job {job.id} is {job.state}: {refusal}")
+            allowed = AGENT_STATES if job.run.active else END_STATES
+            if state not in allowed:
+                log.error("job %s: a row cannot be %s while its run is %s", job.id, state, job.run.phase)
+                raise RoostError("conflict", f"job {job.id} is {job.run.phase}: its row cannot be {state}")
             job.record["state"] = state
             job.record["stateSince"] = now_ms()
         job.record.update(fields)
@@ -147,18 +135,31 @@ class JobRegistry:
             return after
         if lasting:
             self.persist(job)
-        for hook in list(self.on_row_change):
-            try:
-                hook(after, before)
-            except Exception:
-                log.exception("a row-change hook failed")
+        self._emit(after, before)
         return after
+
+    def move(self, job, phase, reaping=False, **fields):
+        """The one mutator of a run (roost.jobs.run): check the move, enter the phase,
+        then change the row's fields with it (persisted, then told). Whoever waits for
+        the run's end (`run.ended`) hears of it once the end is on disk."""
+        try:
+            job.run.enter(phase, reaping)
+        except RunRefused as refusal:
+            log.error("job %s: %s", job.id, refusal)
+            raise RoostError("conflict", f"job {job.id}: {refusal}")
+        try:
+            return self.change(job, **fields) if fields else job.row()
+        finally:
+            if phase == "ended":
+                job.run.ended.set()
 
     def notify(self, job, before):
         """Tell on_row_change of a change made elsewhere (the reply book's `queued`)."""
         after = job.row()
-        if after == before:
-            return
+        if after != before:
+            self._emit(after, before)
+
+    def _emit(self, after, before):
         for hook in list(self.on_row_change):
             try:
                 hook(after, before)
@@ -172,7 +173,7 @@ class JobRegistry:
         job.changed_generation += 1
         wanted = job.changed_generation
         with job.write_lock:
-            if job.saved_generation >= wanted or getattr(job, "removed", False):
+            if job.saved_generation >= wanted or job.removed:
                 return
             generation = job.changed_generation
             store.write_json(os.path.join(self.job_dir(job), JOB_FILE), job.record)
@@ -182,7 +183,7 @@ class JobRegistry:
         """Wait until every change made so far is on disk (the daemon is leaving)."""
         deadline = time.monotonic() + timeout
         for job in list(self.jobs.values()):
-            while job.saved_generation < job.changed_generation and not getattr(job, "removed", False):
+            while job.saved_generation < job.changed_generation and not job.removed:
                 if time.monotonic() > deadline:
                     log.error("job %s: a change was not written before the daemon left", job.id)
                     break
@@ -204,49 +205,17 @@ class JobRegistry:
             except Exception:
                 log.exception("a remove hook failed")
 
-    # -- the runner's, for the other modules ----------------------------------
-    def runs(self, job):
-        """Its program runs and is not being stopped: an agent may speak for it."""
-        return job.running and not job.stopping
-
-    def wake(self, job):
-        """Start a reaped or ended job again (the profile's resume argv when it has one);
-        returns the job, live. RoostError when it may not start (backed off, failed)."""
-        return self.runner.wake(job)
-
-    def counts(self):
-        live = sum(1 for job in self.jobs.values() if job.running)
-        return {"live": live, "total": len(self.jobs)}
-
 
 def _hidden_change(fields):
     # Fields outside the row (launch, runs, reply ids) still need writing.
     return any(field not in ROW_FIELDS for field in fields)
 
 
-def daemon_started(daemon):
-    """Called once by the daemon before it serves: load every job and adopt the live ones
-    from the keeper (starting a keeper when none runs)."""
-    registry = JobRegistry(daemon)
-    daemon.jobs = registry
-    registry.load()
-    from roost.jobs import reaping as job_reaping
-
-    job_reaping.install(registry)
-    try:
-        registry.runner.adopt()
-    except Exception as error:
-        log.exception("adopting the jobs failed")
-        daemon.pty_error = f"cannot reach the keeper: {error}"
-    job_reaping.arm_all(registry)
-    daemon.stop_hooks.append(lambda keep_workers: daemon_stopping(daemon, keep_workers))
-
-
-def daemon_stopping(daemon, keep_workers):
-    """shutdown: with keepWorkers the keeper and every job go on for the next daemon;
-    without, every job is stopped and the keeper leaves once they are gone."""
-    registry = getattr(daemon, "jobs", None)
-    if registry is None:
-        return
-    registry.runner.shut_down(keep_workers)
-    registry.flush()
+def _listing(jobs):
+    """Jobs as a person tells them apart: id, state and when each started."""
+    shown = []
+    for job in sorted(jobs, key=lambda job: job.record.get("startedAt") or 0)[:SHOWN_AMBIGUOUS]:
+        started = time.strftime("%H:%M", time.localtime((job.record.get("startedAt") or 0) / 1000))
+        shown.append(f"{job.id} ({job.state or 'starting'}, started {started})")
+    more = len(jobs) - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")

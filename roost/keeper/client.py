@@ -12,7 +12,6 @@ import array
 import collections
 import errno
 import itertools
-import json
 import logging
 import os
 import socket
@@ -24,6 +23,7 @@ import gevent
 import gevent.event
 import gevent.lock
 
+from roost.framing import LineTooLong, MessageReader, encode_line
 from roost.keeper import wire as keeper_wire
 from roost.unix import private_socket
 
@@ -51,11 +51,12 @@ class KeeperLost(KeeperError):
 
 
 class KeeperClient:
-    def __init__(self, home, on_exited=None, on_lost=None):
+    def __init__(self, home, user_umask):
         self.home = home
+        self.user_umask = user_umask    # what the jobs' programs are spawned with
         self.path = keeper_wire.socket_path(home)
-        self.on_exited = on_exited      # fn(message) for each pushed exit
-        self.on_lost = on_lost          # fn() when the connection ends unasked
+        self.exit_listeners = []        # fn(message) for each pushed exit
+        self.lost_listeners = []        # fn() when the connection ends unasked
         self.sock = None
         self.keeper_pid = None
         self.version = None
@@ -168,7 +169,7 @@ class KeeperClient:
         request_id = next(self._ids)
         result = gevent.event.AsyncResult()
         self._waiting[request_id] = result
-        data = json.dumps(dict(message, id=request_id), separators=(",", ":")).encode() + b"\n"
+        data = encode_line(dict(message, id=request_id))
         try:
             with self._send_lock:
                 self.sock.sendall(data)
@@ -187,11 +188,11 @@ class KeeperClient:
             raise KeeperRefused(answer.get("error") or "the keeper refused")
         return answer, fds
 
-    def spawn(self, job, argv, env, cwd, rows, cols, umask):
+    def spawn(self, job, argv, env, cwd, rows, cols):
         """(pid, master fd) of a new job on its own pty; KeeperError says why not."""
         self.ensure()
         answer, fds = self._call({"op": "spawn", "job": job, "argv": argv, "env": env, "cwd": cwd,
-                                  "rows": rows, "cols": cols, "umask": umask})
+                                  "rows": rows, "cols": cols, "umask": self.user_umask})
         return answer["pid"], fds[0]
 
     def fds(self):
@@ -235,7 +236,7 @@ class KeeperClient:
 
     # -- reading --------------------------------------------------------------
     def _read_loop(self, sock):
-        buffer = bytearray()
+        reader = MessageReader(keeper_wire.MAX_LINE)
         fds = collections.deque()
         try:
             while True:
@@ -249,15 +250,9 @@ class KeeperClient:
                     log.error("fds from the keeper were cut off (MSG_CTRUNC)")
                 if not data:
                     break
-                buffer += data
-                while True:
-                    end = buffer.find(b"\n")
-                    if end < 0:
-                        break
-                    line = bytes(buffer[:end])
-                    del buffer[:end + 1]
-                    self._dispatch(json.loads(line), fds)
-        except OSError as error:
+                for message in reader.messages(data):
+                    self._dispatch(message, fds)
+        except (OSError, LineTooLong, ValueError) as error:
             if not self._closing:
                 log.warning("reading from the keeper: %s", error)
         finally:
@@ -268,19 +263,20 @@ class KeeperClient:
                 self._fail_waiting(KeeperLost("the keeper closed the connection"))
                 if not self._closing:
                     log.error("the connection to the keeper was lost")
-                    if self.on_lost is not None:
-                        gevent.spawn(self.on_lost)
+                    for listener in list(self.lost_listeners):
+                        gevent.spawn(listener)
 
     def _dispatch(self, message, fds):
         carried = [fds.popleft() for _ in range(min(int(message.get("fds") or 0), len(fds)))]
         if "event" in message:
             for fd in carried:
                 os.close(fd)
-            if message["event"] == "exited" and self.on_exited is not None:
-                try:
-                    self.on_exited(message)
-                except Exception:
-                    log.exception("handling an exit from the keeper failed")
+            if message["event"] == "exited":
+                for listener in list(self.exit_listeners):
+                    try:
+                        listener(message)
+                    except Exception:
+                        log.exception("handling an exit from the keeper failed")
             return
         waiter = self._waiting.get(message.get("id"))
         if waiter is None:

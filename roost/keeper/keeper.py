@@ -30,10 +30,11 @@ import select
 import signal
 import time
 
-from roost.unix import private_socket
+from roost.framing import LineTooLong
 from roost.keeper.exit_record import exit_fields, write_json_atomic
-from roost.keeper.wire import MAX_LINE, VERSION, Peer, socket_path
 from roost.keeper.spawn import SpawnRefused, spawn_on_pty
+from roost.keeper.wire import VERSION, Peer, socket_path
+from roost.unix import private_socket
 
 # With no daemon connected and no job running, the keeper looks around this often and
 # leaves once its home is gone, or after LINGER_S with nothing of a job's left to hand
@@ -189,21 +190,14 @@ class Keeper:
                 self.drop(peer)
                 return
             if chunk:
-                peer.inbox += chunk
-                if not self._take_lines(peer):
+                try:
+                    lines = peer.inbox.lines(chunk)
+                except LineTooLong:
                     self.drop(peer)
                     return
+                for line in lines:
+                    self.handle(peer, line)
         self._flush(peer)
-
-    def _take_lines(self, peer):
-        while True:
-            end = peer.inbox.find(b"\n")
-            if end < 0:
-                return len(peer.inbox) <= MAX_LINE
-            line = bytes(peer.inbox[:end])
-            del peer.inbox[:end + 1]
-            if line.strip():
-                self.handle(peer, line)
 
     def _flush(self, peer):
         if not peer.flush():

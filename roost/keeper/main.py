@@ -6,9 +6,9 @@ import logging
 import os
 import sys
 
-from roost.unix import pidlock
 from roost.keeper.keeper import LINGER_S, Keeper, log
 from roost.keeper.wire import socket_path
+from roost.unix import pidlock
 
 _PR_SET_CHILD_SUBREAPER = 36
 

@@ -3,16 +3,16 @@ one connection's framing (JSON lines; fds travel with the bytes of the line that
 carries them, SCM_RIGHTS). Standard library only: the keeper imports it."""
 
 import hashlib
-import json
 import os
 import socket
 import struct
+
+from roost.framing import MAX_LINE, LineReader, encode_line
 
 VERSION = 1
 SOCKET_NAME = "keeper.sock"
 # SCM_MAX_FD is 253 on Linux: larger batches of fds go in several sendmsg calls.
 FDS_PER_SENDMSG = 200
-MAX_LINE = 4 * 1024 * 1024
 _MAX_SOCKET_PATH = 107
 
 
@@ -34,11 +34,11 @@ class Peer:
 
     def __init__(self, sock):
         self.sock = sock
-        self.inbox = bytearray()
+        self.inbox = LineReader(MAX_LINE)
         self.outbox = []          # [bytes, [fds]]: fds travel with the first byte sent
 
     def queue(self, message, fds=()):
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        data = encode_line(message)
         fds = list(fds)
         if len(fds) <= FDS_PER_SENDMSG:
             self.outbox.append([data, fds])

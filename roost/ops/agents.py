@@ -11,7 +11,7 @@ import hmac
 from roost.errors import RoostError
 from roost.jobs.launch import RESERVED_NAMES, fold_name
 from roost.ops import args as read
-from roost.ops import op
+from roost.ops import callers, op
 
 STATES = ("working", "blocked", "done", "failed")
 STATUSES = ("busy", "waiting", "idle")
@@ -25,10 +25,9 @@ MAX_CHOICE = 200
 
 def job_for(call):
     """The job named by args.id whose token args.token carries."""
-    registry = getattr(call.daemon, "jobs", None)
     job_id = read.text(call.args, "id", min_length=1)
     token = read.text(call.args, "token")
-    job = registry.get(job_id) if registry is not None else None
+    job = call.services.jobs.get(job_id)
     if job is None:
         raise RoostError("not_found", f"no job {job_id}")
     if not hmac.compare_digest(token.encode("utf-8"), job.token.encode("utf-8")):
@@ -83,19 +82,19 @@ def report(call):
     job = job_for(call)
     snapshot = read.mapping(call.args, "report")
     state, fields = row_fields(snapshot)
-    registry = call.daemon.jobs
-    if not registry.runs(job):
+    if not job.speaks:
         raise RoostError("unauthorized", f"job {job.id} has ended: stop speaking for it")
-    hello = getattr(call.conn, "hello", None)
-    if hello is not None:
-        fields["capabilities"] = hello["capabilities"]
-    links = call.daemon.agent_links
+    session = call.session
+    if session.hello is not None:
+        fields["capabilities"] = session.capabilities
+    links = call.services.links
     if snapshot.get("agentItems") is True:
         links.agent_items.add(job.id)
     else:
         links.agent_items.discard(job.id)
-    registry.change(job, state=state, reported=True, **fields)
-    links.bind(job, call.conn)
+    call.services.jobs.change(job, state=state, reported=True, **fields)
+    session.identify(callers.SESSION, job.id)
+    links.bind(job, session)
     return {}
 
 
@@ -104,8 +103,7 @@ def ack(call):
     job = job_for(call)
     seq = read.integer(call.args, "seq", minimum=0)
     exact = read.flag(call.args, "exact")
-    registry = call.daemon.jobs
     before = job.row()
     if job.replies().ack(seq, exact=exact):
-        registry.notify(job, before)
+        call.services.jobs.notify(job, before)
     return {}

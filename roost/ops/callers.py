@@ -2,8 +2,9 @@
 
 Every connection is one of four callers. A Person never identified itself; an
 Unregistered agent said `hello` but has no accepted report yet; a Session's report was
-accepted (or it said `peer_register`); the Concierge is the hub's own agent. The server
-checks this table, and only this table, before an op runs.
+accepted (or it said `peer_register`); the Concierge is the hub's own agent. The op
+table (roost.ops.run) checks this table, and only this table, before an op runs. It
+fails closed: an op without a row here is refused to every caller.
 """
 
 from roost.errors import RoostError
@@ -75,7 +76,11 @@ _WHO = {PERSON: "a person's connection", UNREGISTERED: "an agent's connection be
 
 
 def check(op_name, caller):
-    """Raise the spec's refusal when `caller` may not call `op_name`."""
-    code = REFUSED.get(op_name, _ANYONE).get(caller)
+    """Raise the spec's refusal when `caller` may not call `op_name`; an op with no rule
+    is refused to everyone."""
+    rule = REFUSED.get(op_name)
+    if rule is None:
+        raise RoostError("unauthorized", f"{op_name} has no rule for who may call it: refused")
+    code = rule.get(caller)
     if code is not None:
         raise RoostError(code, f"{op_name} is not for {_WHO[caller]}")

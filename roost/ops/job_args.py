@@ -3,9 +3,9 @@
 
 import os
 
+from roost.errors import RoostError, bad_request
 from roost.jobs import launch as launching
 from roost.jobs import profiles
-from roost.errors import RoostError, bad_request
 from roost.ops import args as read
 
 TASK_LIMIT = 200

@@ -1,13 +1,12 @@
 """The job ops (spec op reference): dispatch, list, resolve, stop, rm, respawn, pin,
-rename, reorder and reply. Each reads its arguments and calls the registry
-(`call.daemon.jobs`, roost.jobs) and its runner; every answer comes after its effect
-is on disk."""
+rename, reorder and reply. Each reads its arguments and calls the job registry
+(`call.services.jobs`), the runner or the reply desk; every answer comes after its
+effect is on disk."""
 
 import gevent.event
 
-from roost.jobs import replies as job_replies
-from roost.jobs import launch as launching
 from roost.errors import RoostError, bad_request, not_found
+from roost.jobs import launch as launching
 from roost.jobs.record import now_ms
 from roost.ops import args as read
 from roost.ops import op
@@ -17,20 +16,14 @@ from roost.ops.job_args import read_dispatch
 RECENT_MS = 24 * 60 * 60 * 1000
 
 
-def _registry(call):
-    registry = getattr(call.daemon, "jobs", None)
-    if registry is None:
-        raise RoostError("busy", "the daemon is still starting its jobs")
-    return registry
-
-
 def _job(call, name="id"):
-    return _registry(call).resolve(read.text(call.args, name, min_length=1))
+    return call.services.jobs.resolve(read.text(call.args, name, min_length=1))
 
 
 @op("dispatch")
 def dispatch(call):
-    registry = _registry(call)
+    services = call.services
+    registry = services.jobs
     request_id = launching.request_id(call.args)
     if request_id is not None:
         # M36: a resend gets the job the first one made, whatever its other arguments.
@@ -41,21 +34,21 @@ def dispatch(call):
         if running is not None:
             job = running.get()
             return {"id": job.id, "name": job.name}
-    fields, launch, type_task = read_dispatch(call.args, call.daemon.config())
+    fields, launch, type_task = read_dispatch(call.args, services.config.current())
     marker = gevent.event.AsyncResult()
     if request_id is not None:
         registry.dispatching[request_id] = marker
     try:
         job = registry.create(fields, launch, request_id)
         try:
-            registry.runner.start(job)
+            services.runner.start(job)
         except RoostError:
             registry.remove(job)   # it never ran: nothing to show for it
             raise
         if type_task:
-            # The first task is reply 1: typed once the agent first waits, or delivered
-            # to a protocol agent when it connects (CONTRACT.md "Agent profiles").
-            job_replies.queue(registry, job, type_task)
+            # The first task is reply 1: typed once the agent first waits for text, or
+            # delivered to a protocol agent when it connects (CONTRACT.md "Agent profiles").
+            services.replies.queue(job, type_task)
         marker.set(job)
     except BaseException as error:
         marker.set_exception(error)
@@ -87,7 +80,7 @@ def sort_key(job):
 
 @op("list")
 def list_jobs(call):
-    registry = _registry(call)
+    registry = call.services.jobs
     everything = read.flag(call.args, "all")
     directory = read.text(call.args, "cwd", default=None)
     now = now_ms()
@@ -101,24 +94,24 @@ def list_jobs(call):
 @op("resolve", quick=True)
 def resolve(call):
     query = read.text(call.args, "query", min_length=1)
-    return {"id": _registry(call).resolve(query).id}
+    return {"id": call.services.jobs.resolve(query).id}
 
 
 @op("stop")
 def stop(call):
     job = _job(call)
-    _registry(call).runner.stop(job)
+    call.services.runner.stop(job)
     return {"id": job.id}
 
 
 @op("rm")
 def rm(call):
-    registry = _registry(call)
+    services = call.services
     job = _job(call)
-    registry.runner.stop(job)   # live: stopped first; ended: anything left of it ends too
+    services.runner.stop(job)   # live: stopped first; ended: anything left of it ends too
     if job.finisher is not None:
         job.finisher.join(timeout=10)
-    registry.remove(job)
+    services.jobs.remove(job)
     return {"id": job.id}
 
 
@@ -127,7 +120,8 @@ def respawn(call):
     """Start an ended job again (the profile's resume argv when it has one); `restart`
     also restarts a live one and lifts the crash-loop hold. `all`: every job that ended
     without finishing (stopped, reaped or failed), and with `restart` the live ones."""
-    registry = _registry(call)
+    services = call.services
+    registry, runner = services.jobs, services.runner
     restart = read.flag(call.args, "restart")
     prompt = read.text(call.args, "prompt", default=None)
     if read.flag(call.args, "all"):
@@ -145,10 +139,10 @@ def respawn(call):
                     results.append({"id": job.id, "started": False,
                                     "error": "it is running (restart starts it again)"})
                     continue
-                registry.runner.stop(job)
-            registry.runner.wake(job, restart=restart)
+                runner.stop(job)
+            runner.wake(job, restart=restart)
             if prompt and prompt.strip():
-                job_replies.queue(registry, job, prompt.strip())
+                services.replies.queue(job, prompt.strip())
             results.append({"id": job.id, "started": True})
         except RoostError as error:
             results.append({"id": job.id, "started": False, "error": error.text})
@@ -161,7 +155,7 @@ def pin(call):
     pinned = read.flag(call.args, "pinned", default=None)
     if pinned is None:
         raise bad_request("pinned is required")
-    _registry(call).change(job, pinned=pinned)
+    call.services.jobs.change(job, pinned=pinned)
     return {"id": job.id, "pinned": pinned}
 
 
@@ -169,7 +163,7 @@ def pin(call):
 def rename(call):
     job = _job(call)
     name = launching.fold_name(read.text(call.args, "name", min_length=1, trim=True))
-    _registry(call).change(job, name=launching.check_name(name))
+    call.services.jobs.change(job, name=launching.check_name(name))
     return {"id": job.id, "name": job.name}
 
 
@@ -177,7 +171,7 @@ def rename(call):
 def reorder(call):
     """AV-K13: these jobs, in this order, within the section `key`; the rest of that
     section keeps its place (the moved ones go where the first of them was)."""
-    registry = _registry(call)
+    registry = call.services.jobs
     ids = read.strings(call.args, "ids")
     key = read.text(call.args, "key", min_length=1)
     moved = []
@@ -202,9 +196,8 @@ def reorder(call):
 
 @op("reply")
 def reply(call):
-    registry = _registry(call)
     job = _job(call)
     text = read.text(call.args, "text", min_length=1, trim=True)
     mode = read.choice(call.args, "mode", ("steer", "followUp"), default="followUp")
     request_id = launching.request_id(call.args)
-    return job_replies.reply(registry, job, text, mode, request_id)
+    return call.services.replies.reply(job, text, mode, request_id)

@@ -2,13 +2,9 @@
 
 import os
 
-import gevent
-
-from roost import PROTOCOL_VERSION, __version__
-from roost.ops import callers
-from roost import store
+from roost import PROTOCOL_VERSION, __version__, store
 from roost.ops import args as read
-from roost.ops import op
+from roost.ops import callers, op
 
 # hello's answer: the daemon's capabilities, in the spec's order.
 DAEMON_CAPABILITIES = ("replies", "steer", "agent-items", "peers", "spawn", "handback",
@@ -24,17 +20,17 @@ def ping(call):
 
 @op("status", quick=True)
 def status(call):
-    daemon = call.daemon
-    counts = daemon.jobs.counts()
+    services = call.services
+    counts = services.jobs.counts()
     return {
         "pid": os.getpid(),
         "version": __version__,
-        "socketDir": os.path.dirname(daemon.socket_path),
+        "socketDir": os.path.dirname(services.socket_path),
         "liveJobs": counts["live"],
         "totalJobs": counts["total"],
-        "ptyError": daemon.pty_error,
-        "startedAt": daemon.started_at,
-        "home": daemon.home,
+        "ptyError": services.runner.pty_error,
+        "startedAt": services.started_at,
+        "home": services.home,
         "corruptFiles": list(store.corrupt_files),
     }
 
@@ -48,10 +44,10 @@ def hello(call):
     if isinstance(named, list):
         # Unknown capabilities and what is not a string are ignored (HelloArgs).
         capabilities = [item for item in named if isinstance(item, str) and item in AGENT_CAPABILITIES]
-    conn = call.conn
-    if conn.caller == callers.PERSON:
-        conn.identify(callers.UNREGISTERED)
-    conn.hello = {
+    session = call.session
+    if session.caller == callers.PERSON:
+        session.identify(callers.UNREGISTERED)
+    session.hello = {
         "protocol": version,
         "agent": agent if isinstance(agent, dict) else None,
         "capabilities": capabilities,
@@ -66,6 +62,6 @@ def hello(call):
 @op("shutdown")
 def shutdown(call):
     keep = read.flag(call.args, "keepWorkers")
-    # Answer first; the daemon stops once this answer has left (spawned after it).
-    gevent.spawn(call.daemon.stop, keep)
+    # The daemon's main greenlet leaves once this answer has gone out.
+    call.services.shutdown.request(keep)
     return {}

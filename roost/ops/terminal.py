@@ -15,12 +15,11 @@ import time
 
 import gevent
 
-from roost import paths
 from roost.errors import RoostError, bad_request
-from roost.term.output_log import read_tail
-from roost.term.screen.screen import Screen
 from roost.ops import args as read
 from roost.ops import op
+from roost.term.output_log import read_tail
+from roost.term.screen.screen import Screen
 
 log = logging.getLogger(__name__)
 
@@ -31,61 +30,48 @@ PEEK_LOG_TAIL = 32 * 1024        # an ended job's screen is rebuilt from this mu
 WAKE_TIMEOUT = 15.0
 UNSENT_LIMIT = 4 * 1024 * 1024   # an attacher this far behind is let go
 
-# connection -> {job id: AttachSink}
-_attachments = {}
 
 
 class AttachSink:
-    """One attacher as a Terminal sees it: output goes out as events on its connection."""
+    """One attacher as a Terminal sees it: output goes out as events on its session.
+    The session holds it (session.attachments) and releases it when it closes."""
 
-    def __init__(self, conn, job_id, terminal):
-        self.conn = conn
+    def __init__(self, session, job_id, terminal):
+        self.session = session
         self.job_id = job_id
         self.terminal = terminal
         self.gone = False
 
     def write_output(self, data):
-        if self.gone or self.conn.closed:
+        if self.gone or self.session.gone:
             return False
-        if getattr(self.conn, "unsent", 0) > UNSENT_LIMIT:
+        if self.session.unsent > UNSENT_LIMIT:
             return False
-        self.conn.send_event({"event": "output", "id": self.job_id,
-                              "data": base64.b64encode(data).decode("ascii")})
-        return not self.conn.closed
+        self.session.send_event({"event": "output", "id": self.job_id,
+                                 "data": base64.b64encode(data).decode("ascii")})
+        return not self.session.gone
 
     def end(self, why):
         """The terminal let this attacher go (the job ended, it fell behind, ...)."""
         if self.gone:
             return
         self.gone = True
-        _forget(self.conn, self.job_id, self)
-        if not self.conn.closed:
-            self.conn.send_event({"event": "detached", "id": self.job_id, "why": why})
+        if self.session.attachments.get(self.job_id) is self:
+            del self.session.attachments[self.job_id]
+        if not self.session.gone:
+            self.session.send_event({"event": "detached", "id": self.job_id, "why": why})
 
-
-def _forget(conn, job_id, sink):
-    held = _attachments.get(conn)
-    if held is not None and held.get(job_id) is sink:
-        del held[job_id]
-
-
-def _connection_closed(conn):
-    for sink in list(_attachments.pop(conn, {}).values()):
-        sink.gone = True
-        sink.terminal.detach(sink)
-
-
-def _held(conn):
-    held = _attachments.get(conn)
-    if held is None:
-        held = _attachments[conn] = {}
-        conn.on_close.append(_connection_closed)
-    return held
+    def release(self):
+        """The attacher leaves (detach, a new attach of the same job, its connection closed)."""
+        self.gone = True
+        if self.session.attachments.get(self.job_id) is self:
+            del self.session.attachments[self.job_id]
+        self.terminal.detach(self)
 
 
 def _find(call):
     query = read.text(call.args, "id", min_length=1)
-    return call.daemon.jobs.resolve(query)
+    return call.services.jobs.resolve(query)
 
 
 def _size(call):
@@ -98,10 +84,10 @@ def _size(call):
     return rows, cols
 
 
-def detach_key(daemon):
+def detach_key(config):
     """roost.json's `attach.detachKey` (default ^q, as in the peer tools)."""
     try:
-        section = (daemon.config() or {}).get("attach")
+        section = config.get("attach")
     except Exception:
         log.exception("reading roost.json for attach.detachKey")
         section = None
@@ -119,7 +105,7 @@ def peek(call):
     if terminal is not None:
         text = terminal.text(lines)
     else:
-        text = _screen_from_log(paths.job_dir(call.daemon.home, job.id), lines)
+        text = _screen_from_log(call.services.jobs.job_dir(job), lines)
     return {"id": job.id, "text": text}
 
 
@@ -139,7 +125,7 @@ def attach(call):
     rows, cols = _size(call)
     if not _live(job.terminal) and job.record.get("reaped"):
         # DM-4: attaching to a job stopped for idleness starts it again.
-        call.daemon.jobs.wake(job)
+        call.services.runner.wake(job)
         deadline = time.monotonic() + WAKE_TIMEOUT
         while not _live(job.terminal) and time.monotonic() < deadline:
             gevent.sleep(0.02)
@@ -147,18 +133,17 @@ def attach(call):
     if not _live(terminal):
         raise RoostError("unsupported", f"job {job.id} has no live terminal (it has ended); "
                                         "respawn it to attach")
-    held = _held(call.conn)
-    earlier = held.pop(job.id, None)
+    session = call.session
+    earlier = session.attachments.get(job.id)
     if earlier is not None:
-        earlier.gone = True
-        earlier.terminal.detach(earlier)
+        earlier.release()
     if rows is not None:
         terminal.resize(rows, cols)
-    sink = AttachSink(call.conn, job.id, terminal)
-    held[job.id] = sink
+    sink = AttachSink(session, job.id, terminal)
+    session.attachments[job.id] = sink
     # Joined after this answer has gone out, so the repaint follows the answer.
     gevent.spawn(_join, terminal, sink)
-    return {"id": job.id, "name": job.name, "detachKey": detach_key(call.daemon)}
+    return {"id": job.id, "name": job.name, "detachKey": detach_key(call.services.config)}
 
 
 def _live(terminal):
@@ -166,7 +151,7 @@ def _live(terminal):
 
 
 def _join(terminal, sink):
-    if sink.gone or sink.conn.closed:
+    if sink.gone or sink.session.gone:
         return
     if not _live(terminal):
         sink.end("the job ended")
@@ -176,7 +161,7 @@ def _join(terminal, sink):
 
 def _attached(call):
     job_id = read.text(call.args, "id", min_length=1)
-    sink = _attachments.get(call.conn, {}).get(job_id)
+    sink = call.session.attachments.get(job_id)
     if sink is None:
         raise bad_request(f"not attached to {job_id} on this connection")
     return sink
@@ -207,7 +192,5 @@ def attach_resize(call):
 @op("detach", quick=True)
 def detach(call):
     sink = _attached(call)
-    sink.gone = True
-    _forget(call.conn, sink.job_id, sink)
-    sink.terminal.detach(sink)
+    sink.release()
     return {"id": sink.job_id}

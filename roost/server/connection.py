@@ -1,41 +1,35 @@
-"""The socket server: connections, framing, limits and the envelope (spec "The wire").
+"""One client's connection: reading its request lines, answering them in order, and
+writing answers and events without ever blocking the loop (spec "The wire").
 
 One greenlet reads each connection. A request line is parsed there; an op marked quick
 with nothing queued before it runs inline (no greenlet switch: pipelined pings stay
 cheap); anything else goes to the connection's queue, drained in order by one worker
-greenlet, so answers always leave in request order. Nothing outside this module sees
+greenlet, so answers always leave in request order. Nothing outside this package sees
 bytes.
 
 Limits (spec "Others"): a line over 4 MiB ends the connection without reading the rest;
-at most 1024 connections (the next is told why and closed); at most 256 requests in
-flight on one connection (it is not read meanwhile); a client that leaves 16 MiB of
-answers and events unread is dropped.
+at most 256 requests in flight on one connection (it is not read meanwhile); a client
+that leaves 16 MiB of answers and events unread is dropped.
 """
 
 import collections
 import errno
 import logging
-import os
-import select
 
 import gevent
 import gevent.event
 
-from roost.ops import callers
 from roost import codec
-from roost.unix import private_socket
-from roost.unix.fds import bytes_ready
 from roost.errors import RoostError
-from roost.ops import OPS, QUICK, Call
+from roost.framing import MAX_LINE, LineReader, LineTooLong
+from roost.ops import QUICK
+from roost.ops.session import Session
 
 log = logging.getLogger(__name__)
 
-MAX_LINE = 4 * 1024 * 1024
-MAX_CONNECTIONS = 1024
 MAX_IN_FLIGHT = 256
 MAX_UNREAD = 16 * 1024 * 1024
 READ_SIZE = 64 * 1024
-
 
 
 class Connection:
@@ -44,10 +38,8 @@ class Connection:
     def __init__(self, server, sock):
         self.server = server
         self.sock = sock
-        self.caller = callers.PERSON
-        self.job_id = None
         self.closed = False
-        self.on_close = []
+        self.session = Session(self)
         self._raw = sock._sock          # the non-blocking socket under gevent's wrapper
         self._outbox = bytearray()
         self._writer = None
@@ -56,15 +48,6 @@ class Connection:
         self._worker = None
         self._room = gevent.event.Event()   # set while fewer than MAX_IN_FLIGHT wait
         self._room.set()
-
-    # -- identity -------------------------------------------------------------
-    def identify(self, caller, job_id=None):
-        """The connection says who it is. A session never becomes a person again."""
-        if self.caller in (callers.SESSION, callers.CONCIERGE) and caller == callers.PERSON:
-            return
-        self.caller = caller
-        if job_id is not None:
-            self.job_id = job_id
 
     # -- sending --------------------------------------------------------------
     @property
@@ -122,11 +105,7 @@ class Connection:
             return
         self.closed = True
         self._room.set()
-        for callback in self.on_close:
-            try:
-                callback(self)
-            except Exception:
-                log.exception("a close callback failed")
+        self.session.close()
         try:
             self.sock.close()
         except OSError:
@@ -155,45 +134,29 @@ class Connection:
             self.close()
 
     def _read_loop(self):
-        buffer = bytearray()
+        reader = LineReader(MAX_LINE)
         while not self.closed:
             chunk = self.sock.recv(READ_SIZE)
             if not chunk:
                 return
-            buffer += chunk
-            start = 0
-            while True:
-                end = buffer.find(b"\n", start)
-                if end < 0:
-                    break
-                if end - start > MAX_LINE:
-                    return self._too_long()
-                line = bytes(buffer[start:end])
-                start = end + 1
+            try:
+                lines = reader.lines(chunk)
+            except LineTooLong:
+                return self._too_long()
+            for line in lines:
                 self._room.wait()   # at most MAX_IN_FLIGHT waiting: stop reading meanwhile
                 if self.closed:
                     return
                 self._take(line)
-            if start:
-                del buffer[:start]
-            if len(buffer) > MAX_LINE:
-                return self._too_long()
 
     def _too_long(self):
         log.warning("a request line over %d bytes: connection closed", MAX_LINE)
-        self._send(_error_line(None, RoostError("bad_request", "request line over 4 MiB")))
+        self._send(error_line(None, RoostError("bad_request", "request line over 4 MiB")))
         self.flush(1)
 
     def _take(self, line):
-        if line.endswith(b"\r"):
-            line = line[:-1]
-        if not line.strip():
-            return
-        request_id, op_name, args, problem = _parse(line)
-        if problem is not None:
-            item = (request_id, None, None, problem)
-        else:
-            item = (request_id, op_name, args, None)
+        item = _parse(line)
+        request_id, op_name, args, problem = item
         if not self._queue and not self._busy and (problem is not None or op_name in QUICK):
             self._answer(item)
             return
@@ -220,16 +183,16 @@ class Connection:
     def _answer(self, item):
         request_id, op_name, args, problem = item
         if problem is not None:
-            self._send(_error_line(request_id, problem))
+            self._send(error_line(request_id, problem))
             return
         try:
-            result = self.server.run(self, op_name, args)
+            result = self.server.run_op(self.session, op_name, args)
             line = codec.encode({"id": request_id, "ok": True, "result": result}) + b"\n"
         except RoostError as error:
-            line = _error_line(request_id, error)
+            line = error_line(request_id, error)
         except Exception:
             log.exception("op %s failed", op_name)
-            line = _error_line(request_id, RoostError("internal", f"{op_name} failed inside the daemon (see daemon.log)"))
+            line = error_line(request_id, RoostError("internal", f"{op_name} failed inside the daemon (see daemon.log)"))
         self._send(line)
 
 
@@ -255,113 +218,5 @@ def _parse(line):
     return request_id, op_name, args, None
 
 
-def _holds_unread(fd):
-    try:
-        return bytes_ready(fd) > 0
-    except OSError:
-        return True    # unknown: leave the connection to its own greenlet
-
-
-def _error_line(request_id, error):
+def error_line(request_id, error):
     return codec.encode({"id": request_id, "ok": False, "error": error.text, "code": error.code}) + b"\n"
-
-
-class Server:
-    """Accepts connections on the daemon's unix socket and runs ops for them."""
-
-    def __init__(self, daemon, listener):
-        self.daemon = daemon
-        self.listener = listener
-        self.connections = set()
-        self.uid = os.getuid()
-        self._acceptor = None
-
-    def start(self):
-        self._acceptor = gevent.spawn(self._accept_loop)
-
-    def _accept_loop(self):
-        while True:
-            try:
-                sock, _ = self.listener.accept()
-            except OSError as error:
-                if error.errno in (errno.EBADF, errno.EINVAL):
-                    return   # the listener was closed: we are stopping
-                if error.errno in (errno.EMFILE, errno.ENFILE):
-                    log.error("out of file descriptors; accepting again shortly")
-                    gevent.sleep(0.1)
-                    continue
-                raise
-            self._admit(sock)
-
-    def _admit(self, sock):
-        try:
-            pid, uid, gid = private_socket.peer_credentials(sock)
-        except OSError:
-            sock.close()
-            return
-        # The peer's uid is checked before a byte of it is read.
-        if uid != self.uid:
-            log.warning("refused a connection from uid %d (pid %d)", uid, pid)
-            sock.close()
-            return
-        if len(self.connections) >= MAX_CONNECTIONS:
-            self._close_departed()
-        if len(self.connections) >= MAX_CONNECTIONS:
-            try:
-                sock._sock.send(_error_line(None, RoostError("limit", f"too many connections (at most {MAX_CONNECTIONS})")))
-            except OSError:
-                pass
-            sock.close()
-            return
-        conn = Connection(self, sock)
-        self.connections.add(conn)
-        gevent.spawn(conn.serve)
-
-    def _close_departed(self):
-        """Close the idle connections whose clients have already gone.
-
-        A client that closed still counts until its greenlet reads the end of its stream,
-        and the accept loop can run first: a newcomer would be refused for a slot that is
-        in fact free. Only at the limit, so one poll over every connection is cheap enough.
-        A connection with unread requests is left to its greenlet, which answers them.
-        """
-        poller = select.poll()
-        by_fd = {}
-        for conn in self.connections:
-            if conn.idle and not conn.closed:
-                fd = conn.fileno()
-                poller.register(fd, 0)      # POLLHUP is always reported
-                by_fd[fd] = conn
-        for fd, events in poller.poll(0):
-            if events & select.POLLHUP and not _holds_unread(fd):
-                by_fd[fd].close()
-
-    def forget(self, conn):
-        self.connections.discard(conn)
-
-    def run(self, conn, op_name, args):
-        fn = OPS.get(op_name)
-        if fn is None:
-            if op_name not in callers.REFUSED:
-                raise RoostError("bad_request", f"unknown op: {op_name}")
-            # An op of the spec this daemon does not offer yet: the caller's refusal
-            # first (it is the same for every daemon), then say it is not here.
-            callers.check(op_name, conn.caller)
-            raise RoostError("unsupported", f"this roost does not offer {op_name} yet")
-        callers.check(op_name, conn.caller)
-        return fn(Call(self.daemon, conn, op_name, args))
-
-    def stop_accepting(self):
-        if self._acceptor is not None:
-            self._acceptor.kill(block=False)
-        try:
-            self.listener.close()
-        except OSError:
-            pass
-
-    def drain(self, timeout):
-        """Send what is queued to every client, then close them all."""
-        for conn in list(self.connections):
-            conn.flush(timeout)
-        for conn in list(self.connections):
-            conn.close()

@@ -1,9 +1,17 @@
 """How a job's screen is read: a profile's `term` (the spec's DispatchArgs.term).
 
 `submit`: the keys that submit typed text; `settleMs`: the quiet time before the screen
-is judged; `waiting` / `working`: regexes over the rendered screen; `typeTask`: kept for
-whoever types the first task. A reading is what the screen says about the job, in the
-JobRow's words: {state, status, waitingFor, summary}.
+is judged; `waiting` / `working` / `dialog`: regexes over the rendered screen (its lines
+joined, `^` and `$` at each line); `choices`: a regex whose matches after the dialog's
+are its options; `typeTask`: kept for whoever types the first task. A reading is what
+the screen says about the job, in the JobRow's words: {state, status, waitingFor,
+summary}, and for a dialog its `question` and `choices`.
+
+roost types the task and queued replies only into a screen that reads as waiting for
+text (`ready_for_text`): never into a dialog (typing there can approve what the user
+never approved), never into a screen that matches none of its profile's patterns. A
+profile that names no `waiting` pattern takes a quiet screen for waiting: a guess, the
+best roost can do for a program it knows nothing of.
 """
 
 import logging
@@ -14,6 +22,12 @@ log = logging.getLogger(__name__)
 DEFAULT_SUBMIT = "\r"
 DEFAULT_SETTLE_MS = 700
 MAX_SUMMARY = 500
+MAX_QUESTION = 2000
+MAX_CHOICES = 20
+MAX_CHOICE = 200
+# What a dialog's options look like when its profile does not say: numbered lines,
+# maybe behind a selection mark ("❯ 1. Yes, proceed", "  2) No").
+DEFAULT_CHOICES = r"^[^\w\n]{0,4}(?P<choice>\d{1,2}[.)] [^\n]{1,200}?)\s*$"
 
 
 def working_reading(summary=None):
@@ -42,26 +56,78 @@ class TermProfile:
         self.settle = min(settle, 600_000) / 1000.0
         self.waiting = _pattern(term.get("waiting"), "waiting")
         self.working = _pattern(term.get("working"), "working")
+        self.dialog = _pattern(term.get("dialog"), "dialog")
+        self.choices = _pattern(term.get("choices"), "choices") or re.compile(DEFAULT_CHOICES, re.MULTILINE)
         type_task = term.get("typeTask")
         self.type_task = type_task if isinstance(type_task, str) else None
 
     def judge(self, lines, typed):
         """The reading of a screen that has been quiet for `settle` seconds.
 
-        `working` matching wins (a spinner that stopped still means work); `waiting`
-        matching means the program waits for the user: for its first prompt while
-        nothing has been typed, for an answer after. A profile that names what waiting
-        looks like and sees neither says so (status None) rather than guess; one that
-        does not, takes quiet for waiting.
+        `working` matching wins (a spinner that stopped still means work); then
+        `dialog` (it waits for the user to choose, not for text); then `waiting`: the
+        program waits for text, for its first prompt while nothing has been typed, for
+        an answer after. A profile that names what waiting looks like and sees none of
+        it says so (status None) rather than guess; one that does not takes quiet for
+        waiting.
         """
         text = "\n".join(lines)
         summary = last_line(lines)
         if self.working is not None and self.working.search(text):
             return working_reading(summary)
-        if (self.waiting is not None and self.waiting.search(text)) or self.waiting is None:
+        if self.dialog is not None:
+            found = self.dialog.search(text)
+            if found is not None:
+                return self._dialog_reading(text, found, summary)
+        if self.waiting is None or self.waiting.search(text):
             return {"state": "blocked", "status": "waiting",
                     "waitingFor": "question" if typed else "first-prompt", "summary": summary}
         return {"state": "blocked", "status": None, "waitingFor": None, "summary": summary}
+
+    def _dialog_reading(self, text, found, summary):
+        """The dialog's question (its pattern's `question` group, else what it matched)
+        and the options shown after where it matched."""
+        groups = found.groupdict()
+        question = groups.get("question") if groups.get("question") else found.group(0)
+        choices = []
+        for option in self.choices.finditer(text, found.start()):
+            named = option.groupdict().get("choice")
+            choice = " ".join((named if named is not None else option.group(0)).split())
+            if choice and choice not in choices:
+                choices.append(choice[:MAX_CHOICE])
+            if len(choices) >= MAX_CHOICES:
+                break
+        return {"state": "blocked", "status": "waiting", "waitingFor": "dialog", "summary": summary,
+                "question": " ".join(question.split())[:MAX_QUESTION], "choices": choices}
+
+
+_SHARED = {}    # jobs of one profile read their screens alike: one TermProfile for them
+
+
+def shared_profile(term):
+    """The TermProfile for a `term`, shared with every job that has the same one."""
+    try:
+        # The type too: True and 1 are equal keys, not equal settings.
+        key = tuple(sorted((name, type(value).__name__, value) for name, value in term.items())) \
+            if isinstance(term, dict) else ()
+        profile = _SHARED.get(key)
+    except TypeError:        # a value that cannot be a key: that job gets its own
+        return TermProfile(term)
+    if profile is None:
+        if len(_SHARED) >= 256:
+            _SHARED.clear()
+        profile = _SHARED[key] = TermProfile(term)
+    return profile
+
+
+def ready_for_text(reading):
+    """The screen says the program waits for text: roost may type a task or a queued
+    reply into it."""
+    return reading.get("status") == "waiting" and reading.get("waitingFor") in ("question", "first-prompt")
+
+
+def shows_dialog(reading):
+    return reading.get("waitingFor") == "dialog"
 
 
 def last_line(lines):

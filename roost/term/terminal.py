@@ -22,12 +22,12 @@ import gevent.event
 import gevent.lock
 
 from roost.term.attachers import Attachers, live_view, without_reports
+from roost.term.feed import FLOW_GAP, SLICE, ScreenFeed, budget, feed_in_turns, in_turns
 from roost.term.output_log import OutputLog
 from roost.term.pty_reader import MORE, PARK, WAIT, PtyReader
 from roost.term.pty_writer import PtyWriter
+from roost.term.reading import last_line, shared_profile, working_reading
 from roost.term.screen.screen import Screen
-from roost.term.feed import FLOW_GAP, SLICE, ScreenFeed, budget, feed_in_turns, in_turns
-from roost.term.reading import TermProfile, last_line, working_reading
 from roost.term.typing_check import left_input_line
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ class Terminal:
         self.job_id = job_id
         self.fd = master_fd
         self.job_dir = job_dir
-        self.profile = _profile(term)
+        self.profile = shared_profile(term)
         self.screen = Screen(rows, cols)
         self.on_change = on_change
         self.on_eof = on_eof
@@ -173,7 +173,7 @@ class Terminal:
             self._typing = gevent.lock.Semaphore()
         with self._typing:
             if mode != "steer":
-                settled = self._wait_until(lambda: self._reading["state"] != "working"
+                settled = self.wait_for(lambda: self._reading["state"] != "working"
                                            or self._ended(), timeout)
                 if not settled:
                     return _not_submitted("the job was still working when the wait ended")
@@ -187,11 +187,11 @@ class Terminal:
             if payload:
                 if not self._write_all(payload):
                     return _not_submitted("the job is not reading its input")
-                self._wait_until(lambda: self.screen.lines() != before, ECHO_WAIT)
+                self.wait_for(lambda: self.screen.lines() != before, ECHO_WAIT)
             if not self._write_all(self.profile.submit.encode("utf-8")):
                 return _not_submitted("the job is not reading its input")
             self._typed = True
-            left = self._wait_until(
+            left = self.wait_for(
                 lambda: left_input_line(before, self.screen.lines(), self.screen.cursor, text),
                 self.verify_timeout)
             if not left:
@@ -350,7 +350,10 @@ class Terminal:
         if changed is not None:
             changed.set()
 
-    def _wait_until(self, predicate, timeout):
+    def wait_for(self, predicate, timeout=None):
+        """Waits until `predicate()` holds, the terminal ended (with its output fed), or
+        `timeout` seconds (None: no end) passed; returns whether it holds. Woken by each
+        change of the screen, its reading, its writing or its end."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while not predicate():
             if self._ended() and not self._feed.pending:
@@ -375,28 +378,10 @@ class Terminal:
         start = writer.queued_end
         end = start + len(data)
         writer.enqueue(data)
-        if self._wait_until(lambda: writer.written >= end, self.write_timeout):
+        if self.wait_for(lambda: writer.written >= end, self.write_timeout):
             return True
         writer.withdraw(start, end)
         return False
-
-
-_PROFILES = {}    # jobs of one profile read their screens alike: one TermProfile for them
-
-
-def _profile(term):
-    try:
-        # The type too: True and 1 are equal keys, not equal settings.
-        key = tuple(sorted((name, type(value).__name__, value) for name, value in term.items())) \
-            if isinstance(term, dict) else ()
-        profile = _PROFILES.get(key)
-    except TypeError:        # a value that cannot be a key: that job gets its own
-        return TermProfile(term)
-    if profile is None:
-        if len(_PROFILES) >= 256:
-            _PROFILES.clear()
-        profile = _PROFILES[key] = TermProfile(term)
-    return profile
 
 
 def _not_submitted(error):

@@ -12,7 +12,6 @@ Options:
 """
 
 import base64
-import json
 import os
 import select
 import signal
@@ -20,8 +19,8 @@ import sys
 import termios
 import tty
 
-from roost.client.connection import Unreachable
 from roost.cli.context import ExitStatus
+from roost.client.connection import Lost, Unreachable
 
 # Entering roost's own alternate screen keeps the person's shell screen intact; leaving
 # it puts every mode a job may have set back as a shell expects it.
@@ -53,33 +52,18 @@ def parse_key(text):
 
 
 class _Session:
-    """One attach: the socket to the daemon, the person's terminal, the wake pipe."""
+    """One attach: the connection to the daemon, the person's terminal, the wake pipe."""
 
     def __init__(self, client, job, fd_in, fd_out):
-        self.sock = client.sock
-        self.sock.settimeout(None)
+        self.client = client
+        self.client.sock.settimeout(None)
         self.job = job
         self.fd_in = fd_in
         self.fd_out = fd_out
-        self.buffer = b""
-        self.next_id = 100
         self.detach_id = None
 
     def send(self, op, args):
-        self.next_id += 1
-        line = json.dumps({"id": self.next_id, "op": op, "args": args}) + "\n"
-        self.sock.sendall(line.encode())
-        return self.next_id
-
-    def messages(self):
-        chunk = self.sock.recv(262144)
-        if not chunk:
-            raise EOFError
-        self.buffer += chunk
-        while b"\n" in self.buffer:
-            line, self.buffer = self.buffer.split(b"\n", 1)
-            if line.strip():
-                yield json.loads(line)
+        return self.client.send(op, args)
 
     def show(self, data):
         view = memoryview(data)
@@ -94,23 +78,6 @@ def _window(fd):
         return size.lines, size.columns
     except OSError:
         return None, None
-
-
-def _request(client, op, args):
-    """The first request, by hand on the raw socket (the session reads it from then on)."""
-    line = json.dumps({"id": 1, "op": op, "args": args}) + "\n"
-    client.sock.sendall(line.encode())
-    buffer = b""
-    while True:
-        chunk = client.sock.recv(65536)
-        if not chunk:
-            raise Unreachable("the daemon closed the connection during attach")
-        buffer += chunk
-        while b"\n" in buffer:
-            line, buffer = buffer.split(b"\n", 1)
-            message = json.loads(line)
-            if message.get("id") == 1:
-                return message, buffer
 
 
 def main(opts, ctx):
@@ -132,7 +99,10 @@ def main(opts, ctx):
         args.update(rows=rows, cols=cols)
     client = ctx.client()
     try:
-        response, leftover = _request(client, "attach", args)
+        try:
+            response = client.request("attach", args)
+        except Lost:
+            raise Unreachable("the daemon closed the connection during attach")
         if not response.get("ok"):
             ctx.stderr.write(f"roost: {response.get('code')}: {response.get('error')}\n")
             return ExitStatus.REFUSED
@@ -142,7 +112,6 @@ def main(opts, ctx):
         except BadKey:
             key = parse_key("^q")
         session = _Session(client, result, fd_in, fd_out)
-        session.buffer = leftover
         return _run(session, key, ctx)
     finally:
         client.close()
@@ -193,7 +162,9 @@ def _pump(session, key, wake_read):
     job_id = session.job["id"]
     key_byte, key_kitty, _ = key
     hinted = False
-    pending = list(_buffered(session))
+    client = session.client
+    pending = client.pending_events + client.take_messages()
+    client.pending_events = []
     while True:
         for message in pending:
             if message.get("event") == "output" and message.get("id") == job_id:
@@ -206,7 +177,7 @@ def _pump(session, key, wake_read):
             elif session.detach_id is not None and message.get("id") == session.detach_id:
                 return None
         pending = []
-        ready, _, _ = select.select([session.fd_in, session.sock, wake_read], [], [])
+        ready, _, _ = select.select([session.fd_in, client.sock, wake_read], [], [])
         if wake_read in ready:
             os.read(wake_read, 64)
             rows, cols = _window(session.fd_out)
@@ -223,19 +194,12 @@ def _pump(session, key, wake_read):
                 session.send("attach-input", {"id": job_id, "data": base64.b64encode(data).decode()})
             if cut is not None:
                 session.detach_id = session.send("detach", {"id": job_id})
-        if session.sock in ready:
+        if client.sock in ready:
             try:
-                pending = list(session.messages())
-            except EOFError:
+                client.receive()
+            except Lost:
                 return "lost"
-
-
-def _buffered(session):
-    """Whole lines that came with the attach answer."""
-    while b"\n" in session.buffer:
-        line, session.buffer = session.buffer.split(b"\n", 1)
-        if line.strip():
-            yield json.loads(line)
+            pending = client.take_messages()
 
 
 def _find_key(data, key_byte, key_kitty):

@@ -12,8 +12,8 @@ def main(opts, ctx):
 
     if opts["--foreground"]:
         return serve(foreground=True)
-    from roost.client.connection import Client
     from roost import paths
+    from roost.client.connection import Client
 
     path = paths.socket_path(ctx.env, ctx.socket)
     try:

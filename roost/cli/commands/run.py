@@ -20,7 +20,6 @@ import shutil
 from roost.cli.context import ExitStatus
 
 
-
 def adjust_argv(argv):
     """`roost run sh -c "..."`: roost's options end at the command's first word (the -c
     is the command's), as if a `--` stood there. With --profile the words are a task,

@@ -12,27 +12,27 @@ import codecs
 import copy
 import logging
 
-import pyte
-
-from roost.term.screen.escape_parser import EscapeParser
-from roost.term.screen.pyte_screen import CSI_METHODS, new_pyte_screen, number, own_defaults, resize_pyte_screen, sgr_params, share_defaults
+from roost.term.screen import answers
 from roost.term.screen.compact import pack, packed_lines, unpack
+from roost.term.screen.escape_parser import EscapeParser
+from roost.term.screen.pyte_screen import (
+    CSI_METHODS,
+    new_pyte_screen,
+    number,
+    own_defaults,
+    resize_pyte_screen,
+    sgr_params,
+    share_defaults,
+)
 from roost.term.screen.render import render_screen
 
 log = logging.getLogger(__name__)
 
 # DECSET modes a terminal keeps for its input, re-sent to an attacher on join.
 INPUT_MODES = (1, 1000, 1002, 1003, 1004, 1006, 2004)
-# Private modes roost knows (DECRQM answers "set"/"reset" for these, "unknown" otherwise).
-KNOWN_MODES = frozenset((1, 5, 6, 7, 12, 25, 47, 1000, 1002, 1003, 1004, 1006, 1047, 1049, 2004))
 ALT_MODES = (47, 1047, 1049)
 BRACKETED_PASTE = 2004
 
-# Answers: a VT220 with colour (DA1), xterm-like DA2, and a light-on-dark palette.
-PRIMARY_DA = "\x1b[?62;22c"
-SECONDARY_DA = "\x1b[>1;10;0c"
-FOREGROUND = "rgb:c0c0/c0c0/c0c0"
-BACKGROUND = "rgb:0000/0000/0000"
 
 _DEFAULT_MODES = {25: True, 7: True}   # shared; a screen copies it before its first change
 _DECODER = codecs.getincrementaldecoder("utf-8")
@@ -227,10 +227,10 @@ class Screen:
         if code in ("0", "2"):
             self.title = rest[:256]
         elif code in ("10", "11", "12") and rest == "?":
-            colour = BACKGROUND if code == "11" else FOREGROUND
+            colour = answers.BACKGROUND if code == "11" else answers.FOREGROUND
             self._answers.append(f"\x1b]{code};{colour}{terminator}")
         elif code == "4":
-            self._answer_palette(rest, terminator)
+            self._answers.extend(answers.palette(rest, terminator))
 
     def string(self, kind, text):
         pass   # DCS, APC, PM, SOS: swallowed so their bodies are not drawn
@@ -245,7 +245,7 @@ class Screen:
     def _csi(self, final, params, prefix, intermediates):
         if intermediates:
             if intermediates == "$" and final == "p":
-                self._answer_mode(params, prefix)
+                self._answers.append(answers.mode(number(params[0]), prefix == "?", self._modes))
             return   # cursor style (SP q), soft reset (! p), ...
         if prefix == "":
             self._csi_plain(final, params)
@@ -253,7 +253,7 @@ class Screen:
             self._csi_private(final, params)
         elif prefix == ">":
             if final == "c" and number(params[0]) == 0:
-                self._answers.append(SECONDARY_DA)
+                self._answers.append(answers.SECONDARY_DA)
             elif final == "q" and number(params[0]) == 0:
                 self._answers.append("\x1bP>|roost\x1b\\")   # XTVERSION
         # '<' and '=' (kitty keyboard pop/set, tertiary DA): not supported, ignored.
@@ -279,7 +279,7 @@ class Screen:
             self._answer_status(number(params[0]), private=False)
         elif final == "c":
             if number(params[0]) == 0:
-                self._answers.append(PRIMARY_DA)
+                self._answers.append(answers.PRIMARY_DA)
         elif final in "hl":
             modes = [number(param) for param in params]
             (screen.set_mode if final == "h" else screen.reset_mode)(*modes)
@@ -310,6 +310,11 @@ class Screen:
         # send a primary DA after it and take that answer as "no").
 
     # -- modes and the alternate screen --------------------------------------------------
+
+    def _answer_status(self, what, private):
+        answer = answers.status(what, private, self._active, self.cols, self._modes.get(6))
+        if answer is not None:
+            self._answers.append(answer)
 
     def _set_private_modes(self, modes, on):
         passed = []
@@ -373,32 +378,3 @@ class Screen:
                 screen.cursor.y = top
                 screen.reverse_index()
         screen.cursor = saved
-
-    # -- answers -------------------------------------------------------------------------
-
-    def _answer_status(self, what, private):
-        if what == 5 and not private:
-            self._answers.append("\x1b[0n")
-        elif what == 6:
-            screen = self._active
-            row, col = screen.cursor.y + 1, min(screen.cursor.x, self.cols - 1) + 1
-            if self._modes.get(6) and screen.margins is not None:
-                row -= screen.margins.top   # DECOM: relative to the scrolling region
-            self._answers.append(f"\x1b[?{row};{col}R" if private else f"\x1b[{row};{col}R")
-
-    def _answer_mode(self, params, prefix):
-        mode = number(params[0])
-        if prefix == "?":
-            state = (1 if self._modes.get(mode) else 2) if mode in KNOWN_MODES else 0
-            self._answers.append(f"\x1b[?{mode};{state}$y")
-        else:
-            self._answers.append(f"\x1b[{mode};0$y")
-
-    def _answer_palette(self, rest, terminator):
-        parts = rest.split(";")
-        for index, spec in zip(parts[::2], parts[1::2]):
-            if spec == "?" and index.isdigit() and int(index) < 256:
-                rgb = pyte.graphics.FG_BG_256[int(index)]
-                red, green, blue = rgb[0:2], rgb[2:4], rgb[4:6]
-                self._answers.append(
-                    f"\x1b]4;{int(index)};rgb:{red * 2}/{green * 2}/{blue * 2}{terminator}")

@@ -1,0 +1,117 @@
+"""The jobs a daemon finds and leaves: at its start it adopts every job the keeper holds
+(pid unchanged, a new Terminal on its pty, output written meanwhile read from it) and
+settles the rest from exit.json; when it leaves, the jobs go on for the next daemon
+(keepWorkers) or are stopped, every one."""
+
+import logging
+import os
+import signal
+
+import gevent
+import gevent.event
+
+from roost import store
+from roost.jobs.record import end_state, now_ms
+from roost.jobs.run_end import DRAIN_WAIT_S, recorded_exit
+
+log = logging.getLogger(__name__)
+
+
+def adopt(runner):
+    """Take every job the keeper holds; settle the ones on record as running that it
+    does not hold."""
+    registry, keeper = runner.registry, runner.keeper
+    adopted = set()
+    for info, master in keeper.fds():
+        job = registry.get(info.get("job"))
+        exited = info.get("exited")
+        if job is None:
+            _end_unclaimed(runner, info, master)
+            continue
+        adopted.add(job.id)
+        if not job.running and exited:
+            os.close(master)          # its end is on record already
+            keeper.release(job.id, info.get("pid"))
+            continue
+        job.run.pid = info.get("pid")
+        if job.record.get("pid") != info.get("pid"):
+            # Spawned, but the daemon died before it recorded so.
+            if not job.run.active:
+                registry.move(job, "starting")
+                registry.move(job, "running", state="working", pid=info.get("pid"), endedAt=None)
+            else:
+                registry.change(job, pid=info.get("pid"), endedAt=None)
+        runner.attach_terminal(job, master)
+        if exited:
+            job.run.exit = dict(exited, job=job.id)
+            runner.ends.finish_soon(job)
+        log.info("job %s adopted: pid %s%s", job.id, info.get("pid"), " (exited meanwhile)" if exited else "")
+    for job in registry.all():
+        if job.running and job.id not in adopted:
+            _settle_unheld(runner, job)
+
+
+def _end_unclaimed(runner, info, master):
+    """Removed while it ran (a crash during rm), or started but never recorded: it has
+    no record to live in, so it is ended."""
+    job_id = info.get("job")
+    log.warning("the keeper holds %s (pid %s) that no record claims; ending it", job_id, info.get("pid"))
+    os.close(master)
+    if not info.get("exited"):
+        runner.ends.unclaimed[job_id] = gevent.event.Event()
+        runner.keeper.signal(job_id, signal.SIGTERM)
+    runner.keeper.release(job_id)
+    gevent.spawn(_remove_unclaimed, runner, job_id)
+
+
+def _remove_unclaimed(runner, job_id):
+    """A job started but never recorded leaves a directory without job.json. The keeper
+    writes the job's exit.json there when it ends: remove it only after that (SIGKILL
+    after the grace), and let no failure here stop the adoption of others."""
+    ended = runner.ends.unclaimed.get(job_id)
+    grace = runner.stop_grace()
+    if ended is not None and not ended.wait(grace):
+        runner.keeper.signal(job_id, signal.SIGKILL)
+        ended.wait(grace)
+    runner.ends.unclaimed.pop(job_id, None)
+    if not isinstance(job_id, str) or not job_id.isalnum():
+        return    # roost's ids are hex: anything else is not a directory of ours
+    directory = runner.registry.job_dir(job_id)
+    if os.path.isdir(directory) and not os.path.exists(os.path.join(directory, "job.json")):
+        try:
+            store.remove_tree(directory)
+        except OSError as error:
+            log.warning("cannot remove %s, left by a job never recorded: %s", directory, error)
+
+
+def _settle_unheld(runner, job):
+    """A job on record as running that the keeper does not hold: it ended and was
+    released, or the keeper itself is new (the machine restarted)."""
+    recorded = recorded_exit(runner.registry.job_dir(job), job.record.get("pid"))
+    if recorded:
+        job.run.exit = recorded
+        runner.ends.finish(job)
+        return
+    runner.registry.move(job, "ended", state=end_state(False, None, job.state), pid=None,
+                         endedAt=now_ms(), status=None, waitingFor=None,
+                         error="it ended while roost was away (exit status unknown)")
+
+
+def shut_down(runner, keep_workers):
+    """keepWorkers: the keeper and every job go on for the next daemon; otherwise every
+    job is stopped (as long as its stop takes: roost.json's grace included) and the keeper
+    leaves once they are gone."""
+    jobs = runner.registry.all()
+    if keep_workers:
+        for job in jobs:
+            if job.terminal is not None:
+                job.terminal.close()   # the keeper's copy keeps the pty; output waits in it
+        runner.keeper.close()
+        return
+    stops = [gevent.spawn(runner.stop, job) for job in jobs if job.running]
+    gevent.joinall(stops, timeout=runner.stop_time() + 1)
+    for job in jobs:
+        if job.finisher is not None:
+            job.finisher.join(timeout=DRAIN_WAIT_S + 1)
+    runner.keeper.bye()
+    runner.keeper.close()
