@@ -139,39 +139,24 @@ def _is_seq(value):
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
-class _Request(object):
-    """One request on the wire; `answered` is set with `result` or `error`."""
-
-    __slots__ = ("op", "args", "on_answer", "answered", "result", "error")
-
-    def __init__(self, op, args, on_answer=None):
-        self.op = op
-        self.args = args
-        self.on_answer = on_answer   # called on the reader thread, for the client's own ops
-        self.answered = threading.Event()
-        self.result = None
-        self.error = None
+def _capabilities_for(on_reply, on_message, extra):
+    wanted = ["report"]
+    if on_reply is not None:
+        wanted.append("replies")
+    if on_message is not None:
+        wanted += ["agent-items", "peers"]
+    for capability in extra or ():
+        if isinstance(capability, str) and capability not in wanted:
+            wanted.append(capability)
+    return wanted
 
 
-class _Connection(object):
-    def __init__(self, sock):
-        self.sock = sock
-        self.dead = False
-        self.registered = False       # a report of ours was accepted on it
-        self.report_waiting = False   # a report is on its way, unanswered
-        self.sent_generation = 0      # the latest report generation written on it
-        self.retry_report_at = None   # after `busy`
-        self.in_flight = {}           # request id -> _Request
-
-    def shut(self):
-        try:
-            self.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        try:
-            self.sock.close()
-        except OSError:
-            pass
+# How the agent is built: RoostAgent is what a script calls. Under it, a _Link owns the
+# connection (a writer thread, a reader thread per connection, reconnects with backoff),
+# and _Deliveries hands replies and peer items to the handlers on a thread of their own,
+# keeping what they finished in agent.json (_ProgressFile). The three share the agent's
+# one condition; its lock is reentrant, so a part may call another with it held, and a
+# change that spans parts (a stop) is seen by the other threads as one.
 
 
 class RoostAgent(object):
@@ -200,38 +185,14 @@ class RoostAgent(object):
         self._token = token
         self._socket_path = socket_path
         self._job_dir = job_dir
-        self._on_reply = on_reply
-        self._on_message = on_message
-        self._capabilities = self._capabilities_for(capabilities)
-        self._cond = threading.Condition()
-        self._report = None            # the latest snapshot (a dict of JSON values)
-        self._generation = 0           # counts report() calls
-        self._answered_generation = 0  # the latest report the daemon answered
-        self._outbox = collections.deque()   # acks and requests waiting for a registered connection
-        self._conn = None
-        self._next_id = 0
-        self._link = None
-        self._handler_thread = None
+        self._takes_items = on_message is not None   # peer items (M50): said in every report
+        self._capabilities = _capabilities_for(on_reply, on_message, capabilities)
         self._closed = False
-        self._closing = False
-        self._stopped = False
-        self._running = None           # the delivery whose handler runs now
-        self._deliveries = queue.Queue()
-        self._finished_seq, self._finished_items = self._load_progress()
-        self._queued_seq = self._finished_seq
-        self._queued_items = set(self._finished_items)
-        self._handed_any = self._finished_seq > 0
-
-    def _capabilities_for(self, extra):
-        wanted = ["report"]
-        if self._on_reply is not None:
-            wanted.append("replies")
-        if self._on_message is not None:
-            wanted += ["agent-items", "peers"]
-        for capability in extra or ():
-            if isinstance(capability, str) and capability not in wanted:
-                wanted.append(capability)
-        return wanted
+        self._cond = threading.Condition()
+        self._link = _Link(self._cond, job_id, token, socket_path, hello_args=self._hello_args,
+                           on_event=self._on_event, on_hello=self._on_hello, stop_agent=self._stop)
+        self._deliveries = _Deliveries(self._cond, job_id, _ProgressFile(job_dir), on_reply, on_message,
+                                       ack=self._link.ack)
 
     # ------------------------------------------------------------------ the caller's API
 
@@ -249,7 +210,7 @@ class RoostAgent(object):
             if state == "blocked":
                 if question or choices:
                     waiting_for = "question"
-                elif not self._handed_any:
+                elif not self._deliveries.handed_any:
                     waiting_for = "first-prompt"
         snapshot = {
             "state": state, "status": status, "waitingFor": waiting_for,
@@ -259,20 +220,18 @@ class RoostAgent(object):
             "name": _cut(name, _TEXT_LIMITS["name"]), "model": model, "thinking": thinking,
             "context": context, "usage": usage,
         }
-        if self._on_message is not None:
+        if self._takes_items:
             snapshot["agentItems"] = True
         # A copy through JSON: what cannot be sent fails here, in the caller's thread, and
         # a dict the caller changes later does not change the report.
         snapshot = json.loads(_encode(snapshot))
         with self._cond:
-            if self._stopped or self._closed:
+            if self._link.stopped or self._closed:
                 log.debug("report after close or refusal ignored")
                 return
-            self._report = snapshot
-            self._generation += 1
-            if self._link is None:
+            self._link.update_report(snapshot)
+            if not self._link.started:
                 self._start_threads()
-            self._cond.notify_all()
 
     def request(self, op, args=None, timeout=10.0):
         """Send one op on the job's connection and wait for its result (a dict).
@@ -284,16 +243,13 @@ class RoostAgent(object):
         with self._cond:
             if self.refused is not None:
                 raise RoostError(self.refused.code, self.refused.text)
-            if self._closed or self._stopped:
+            if self._closed or self._link.stopped:
                 raise RoostError("disconnected", "the agent is closed")
-            if self._link is None:
+            if not self._link.started:
                 raise RoostError("disconnected", "not connected: report() first, it makes the connection")
-            self._outbox.append(request)
-            self._cond.notify_all()
+            self._link.send(request)
         if not request.answered.wait(timeout):
-            with self._cond:   # an answer that comes later finds no one waiting: dropped
-                if request in self._outbox:
-                    self._outbox.remove(request)
+            self._link.withdraw(request)   # an answer that comes later finds no one waiting: dropped
             raise TimeoutError("no answer to %s within %ss" % (op, timeout))
         if request.error is not None:
             raise request.error
@@ -335,20 +291,18 @@ class RoostAgent(object):
             if self._closed:
                 return
             self._closed = True
-            self._closing = True   # nothing more is handed to the handlers
-            if self._link is not None:
+            self._deliveries.close()   # nothing more is handed to the handlers
+            if self._link.started:
                 # Called from a handler, that handler cannot finish first: do not wait for it.
-                from_handler = threading.current_thread() is self._handler_thread
+                from_handler = self._deliveries.in_handler_thread()
                 deadline = time.monotonic() + timeout
-                while not self._stopped and not self._settled(from_handler):
+                while not self._link.stopped and not self._settled(from_handler):
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
                         break
                     self._cond.wait(remaining)
         self._stop()
-        link = self._link
-        if link is not None and link is not threading.current_thread():
-            link.join(1.0)
+        self._link.join(1.0)
 
     def __enter__(self):
         return self
@@ -356,55 +310,154 @@ class RoostAgent(object):
     def __exit__(self, *exc_info):
         self.close()
 
-    # ------------------------------------------------------------------ threads
+    @property
+    def _running(self):
+        """The delivery whose handler runs now, or None (the test agents wait on it)."""
+        return self._deliveries.running
+
+    # ------------------------------------------------------------------ between the parts
 
     def _start_threads(self):
-        self._link = threading.Thread(target=self._run_link, name="roost-agent-link", daemon=True)
         self._link.start()
-        if self._on_reply is not None or self._on_message is not None:
-            self._handler_thread = threading.Thread(target=self._run_handlers, name="roost-agent-handler",
-                                                    daemon=True)
-            self._handler_thread.start()
+        self._deliveries.start()
         # A script that ends without close() still gets its last report through.
         reference = weakref.ref(self)
         atexit.register(_close_at_exit, reference)
 
+    def _hello_args(self):
+        """What the hello on each new connection says."""
+        hello = {"protocol": PROTOCOL, "agent": {"name": self.name}, "capabilities": self._capabilities}
+        if self.version is not None:
+            hello["agent"]["version"] = str(self.version)
+        return hello
+
+    def _on_hello(self, result):
+        self.daemon = result
+
+    def _on_event(self, event):
+        """An event from the daemon, on the reader thread."""
+        if event.get("event") == "deliver":
+            self._deliveries.on_deliver(event)
+
     def _settled(self, ignore_running=False):
         """Everything close() waits for is done (called with the lock held)."""
-        if self._running is not None and not ignore_running:
+        if self._deliveries.running is not None and not ignore_running:
             return False
+        return self._link.settled()
+
+    def _stop(self, refusal=None):
+        """Stop speaking for the job: on close, when the link fails, or for good after a
+        refusal (kept in `refused`)."""
+        with self._cond:   # held throughout: no thread sees the link stopped and deliveries still handed over
+            if refusal is not None and self.refused is None:
+                self.refused = refusal
+            self._deliveries.stop()
+            self._link.stop(refusal or RoostError("disconnected", "the agent is closed"))
+
+
+class _Link(object):
+    """The job's connection to the daemon. The link thread connects, says hello, then
+    writes the latest report and what waits in the outbox (acks, requests); when the
+    connection is lost it connects again with backoff. A reader thread per connection
+    takes the answers and passes the daemon's events on. Ended for good by stop()."""
+
+    def __init__(self, cond, job_id, token, socket_path, hello_args, on_event, on_hello, stop_agent):
+        self._cond = cond
+        self._job_id = job_id
+        self._token = token
+        self._socket_path = socket_path
+        self._hello_args = hello_args   # () -> the hello's args, asked on every connection
+        self._on_event = on_event       # (event), on the reader thread
+        self._on_hello = on_hello       # (the daemon's HelloResult)
+        self._stop_agent = stop_agent   # (refusal or None): the link gives up, the agent stops
+        self.stopped = False
+        self._thread = None
+        self._report = None            # the latest snapshot (a dict of JSON values)
+        self._generation = 0           # counts report() calls
+        self._answered_generation = 0  # the latest report the daemon answered
+        self._outbox = collections.deque()   # acks and requests waiting for a registered connection
+        self._conn = None
+        self._next_id = 0
+
+    # ------------------------------------------------------------------ for the agent
+
+    @property
+    def started(self):
+        return self._thread is not None
+
+    def start(self):
+        self._thread = threading.Thread(target=self._run, name="roost-agent-link", daemon=True)
+        self._thread.start()
+
+    def update_report(self, snapshot):
+        """The latest snapshot replaces one not yet sent; it goes on every new connection."""
+        with self._cond:
+            self._report = snapshot
+            self._generation += 1
+            self._cond.notify_all()
+
+    def send(self, request):
+        with self._cond:
+            self._outbox.append(request)
+            self._cond.notify_all()
+
+    def withdraw(self, request):
+        """Take back a request not written yet (its caller stopped waiting)."""
+        with self._cond:
+            if request in self._outbox:
+                self._outbox.remove(request)
+
+    def ack(self, seq, exact):
+        """Queue the ack of a delivery: `exact` acks that peer item alone, else it covers
+        every reply up to `seq`. Once stopped nothing is acked: the daemon sends it again
+        on the next start."""
+        args = {"id": self._job_id, "token": self._token, "seq": seq}
+        if exact:
+            args["exact"] = True
+        with self._cond:
+            if self.stopped:
+                return
+            self._outbox.append(_Request("ack", args, self._on_ack))
+            self._cond.notify_all()
+
+    def settled(self):
+        """The latest report was answered and no ack waits to be written or answered
+        (called with the lock held)."""
         if self._answered_generation < self._generation:
             return False
         conn = self._conn
         waiting = list(self._outbox) + (list(conn.in_flight.values()) if conn else [])
         return not any(request.op == "ack" for request in waiting)
 
-    def _stop(self, refusal=None):
+    def stop(self, failure):
+        """For good: what waits in the outbox fails with `failure`; the connection is shut."""
         with self._cond:
-            if refusal is not None and self.refused is None:
-                self.refused = refusal
-            self._stopped = True
-            self._closing = True
+            self.stopped = True
             conn = self._conn
-            failure = refusal or RoostError("disconnected", "the agent is closed")
             while self._outbox:
-                self._fail(self._outbox.popleft(), failure)
+                self._outbox.popleft().fail(failure)
             self._cond.notify_all()
-        self._deliveries.put(None)
         if conn is not None:
             conn.shut()
+
+    def join(self, timeout):
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+
+    # ------------------------------------------------------------------ the link thread
 
     def _wait_stopped(self, seconds):
         deadline = time.monotonic() + seconds
         with self._cond:
-            while not self._stopped:
+            while not self.stopped:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
                 self._cond.wait(remaining)
-            return self._stopped
+            return self.stopped
 
-    def _run_link(self):
+    def _run(self):
         delay = 0.0
         try:
             while not self._wait_stopped(delay):
@@ -419,7 +472,7 @@ class RoostAgent(object):
                 delay = 0.0 if registered else min(max(delay * 2, _BACKOFF_FIRST), _BACKOFF_MAX)
         except Exception:
             log.exception("the connection thread failed")
-            self._stop()
+            self._stop_agent(None)
 
     def _connect(self):
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -433,7 +486,7 @@ class RoostAgent(object):
             return None
         conn = _Connection(sock)
         with self._cond:
-            if self._stopped:
+            if self.stopped:
                 conn.shut()
                 return None
             self._conn = conn
@@ -442,17 +495,14 @@ class RoostAgent(object):
         return conn
 
     def _serve(self, conn):
-        """Write on one connection until it dies or the agent stops: hello first, then the
+        """Write on one connection until it dies or the link stops: hello first, then the
         latest report; once a report is accepted, acks and requests ahead of any newer report."""
-        hello = {"protocol": PROTOCOL, "agent": {"name": self.name}, "capabilities": self._capabilities}
-        if self.version is not None:
-            hello["agent"]["version"] = str(self.version)
-        self._write(conn, [_Request("hello", hello, self._on_hello)])
+        self._write(conn, [_Request("hello", self._hello_args(), self._on_hello_answer)])
         while True:
             with self._cond:
                 batch = []
                 while not batch:
-                    if conn.dead or self._stopped:
+                    if conn.dead or self.stopped:
                         return
                     wait = None
                     # Acks before the report: a report made after a handler returned
@@ -474,7 +524,7 @@ class RoostAgent(object):
         conn.report_waiting = True
         conn.sent_generation = generation
         conn.retry_report_at = None
-        args = {"id": self.job_id, "token": self._token, "report": self._report}
+        args = {"id": self._job_id, "token": self._token, "report": self._report}
         return _Request("report", args, lambda request: self._on_report(conn, generation, request))
 
     def _write(self, conn, requests):
@@ -509,34 +559,15 @@ class RoostAgent(object):
                 # Acks need no resend: the daemon sends every pending reply again on the next
                 # connection, and a finished one is acked again then.
                 if request.on_answer is None:
-                    self._fail(request, RoostError("disconnected", "the connection to roost was lost"))
+                    request.fail(RoostError("disconnected", "the connection to roost was lost"))
             self._cond.notify_all()
 
-    def _fail(self, request, error):
-        request.error = error
-        request.answered.set()
+    # ------------------------------------------------------------------ the reader thread
 
     def _run_reader(self, conn):
-        pending = b""
         try:
-            while True:
-                try:
-                    chunk = conn.sock.recv(65536)
-                except socket.timeout:
-                    continue
-                if not chunk:
-                    break
-                pending += chunk
-                if b"\n" not in chunk:
-                    if len(pending) > _MAX_LINE:
-                        log.warning("a line from the daemon over %d bytes: dropping the connection", _MAX_LINE)
-                        break
-                    continue
-                lines = pending.split(b"\n")
-                pending = lines.pop()
-                for line in lines:
-                    if line.strip():
-                        self._on_line(conn, line)
+            for message in conn.messages():
+                self._on_message(conn, message)
         except OSError:
             pass
         except Exception:
@@ -544,17 +575,9 @@ class RoostAgent(object):
         finally:
             self._mark_dead(conn)
 
-    def _on_line(self, conn, line):
-        try:
-            message = json.loads(line.decode("utf-8", "replace"))
-        except ValueError:
-            log.warning("not JSON from the daemon: %r", line[:200])
-            return
-        if not isinstance(message, dict):
-            return
+    def _on_message(self, conn, message):
         if "event" in message:
-            if message.get("event") == "deliver":
-                self._on_deliver(message)
+            self._on_event(message)
             return
         with self._cond:
             request = conn.in_flight.pop(message.get("id"), None) if isinstance(message.get("id"), int) else None
@@ -571,11 +594,11 @@ class RoostAgent(object):
         with self._cond:
             self._cond.notify_all()
 
-    # ------------------------------------------------------------------ answers to our own ops
+    # ------------------------------------------------------------------ answers to its own ops
 
-    def _on_hello(self, request):
+    def _on_hello_answer(self, request):
         if request.error is None:
-            self.daemon = request.result
+            self._on_hello(request.result)
         else:
             # A daemon from before M31 does not know hello: go on with version 1.
             log.debug("hello refused (%s): going on with protocol 1", request.error)
@@ -583,8 +606,8 @@ class RoostAgent(object):
     def _on_report(self, conn, generation, request):
         error = request.error
         if error is not None and error.code in _FATAL_CODES:
-            log.warning("roost refused the report (%s): no longer speaking for job %s", error, self.job_id)
-            self._stop(refusal=error)
+            log.warning("roost refused the report (%s): no longer speaking for job %s", error, self._job_id)
+            self._stop_agent(error)
             return
         with self._cond:
             conn.report_waiting = False
@@ -604,24 +627,129 @@ class RoostAgent(object):
         if error is None:
             return
         if error.code in _FATAL_CODES:
-            log.warning("roost refused an ack (%s): no longer speaking for job %s", error, self.job_id)
-            self._stop(refusal=error)
+            log.warning("roost refused an ack (%s): no longer speaking for job %s", error, self._job_id)
+            self._stop_agent(error)
         else:
             log.warning("roost refused an ack: %s", error)
 
-    def _queue_ack(self, seq, exact):
-        args = {"id": self.job_id, "token": self._token, "seq": seq}
-        if exact:
-            args["exact"] = True
-        self._outbox.append(_Request("ack", args, self._on_ack))
-        self._cond.notify_all()
 
-    # ------------------------------------------------------------------ deliveries
+class _Request(object):
+    """One request on the wire; `answered` is set with `result` or `error`."""
 
-    def _on_deliver(self, event):
+    __slots__ = ("op", "args", "on_answer", "answered", "result", "error")
+
+    def __init__(self, op, args, on_answer=None):
+        self.op = op
+        self.args = args
+        self.on_answer = on_answer   # called on the reader thread, for the client's own ops
+        self.answered = threading.Event()
+        self.result = None
+        self.error = None
+
+    def fail(self, error):
+        self.error = error
+        self.answered.set()
+
+
+class _Connection(object):
+    """One connection to the daemon: its socket, and what the link knows about it."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.dead = False
+        self.registered = False       # a report of ours was accepted on it
+        self.report_waiting = False   # a report is on its way, unanswered
+        self.sent_generation = 0      # the latest report generation written on it
+        self.retry_report_at = None   # after `busy`
+        self.in_flight = {}           # request id -> _Request
+
+    def messages(self):
+        """The daemon's messages (JSON objects), as they come, until the connection ends.
+        Raises OSError when the socket fails."""
+        pending = b""
+        while True:
+            try:
+                chunk = self.sock.recv(65536)
+            except socket.timeout:
+                continue
+            if not chunk:
+                return
+            pending += chunk
+            if b"\n" not in chunk:
+                if len(pending) > _MAX_LINE:
+                    log.warning("a line from the daemon over %d bytes: dropping the connection", _MAX_LINE)
+                    return
+                continue
+            lines = pending.split(b"\n")
+            pending = lines.pop()
+            for line in lines:
+                if not line.strip():
+                    continue
+                try:
+                    message = json.loads(line.decode("utf-8", "replace"))
+                except ValueError:
+                    log.warning("not JSON from the daemon: %r", line[:200])
+                    continue
+                if isinstance(message, dict):
+                    yield message
+
+    def shut(self):
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+class _Deliveries(object):
+    """Replies (and peer items) handed to their handler once each, in seq order, one at a
+    time, on the handler thread; each finished one is kept in agent.json, then acked."""
+
+    def __init__(self, cond, job_id, progress, on_reply, on_message, ack):
+        self._cond = cond
+        self._job_id = job_id
+        self._progress = progress
+        self._on_reply = on_reply
+        self._on_message = on_message
+        self._ack = ack                 # (seq, exact): queue the ack of a finished delivery
+        self._queue = queue.Queue()     # deliveries for the handler thread; None ends it
+        self._thread = None
+        self._closing = False           # nothing more is handed over (close() or a stop)
+        self.running = None             # the delivery whose handler runs now
+        self._finished_seq, self._finished_items = progress.load()
+        self._queued_seq = self._finished_seq
+        self._queued_items = set(self._finished_items)
+        self.handed_any = self._finished_seq > 0   # for report()'s "first-prompt"
+
+    # ------------------------------------------------------------------ for the agent
+
+    def start(self):
+        if self._on_reply is not None or self._on_message is not None:
+            self._thread = threading.Thread(target=self._run, name="roost-agent-handler", daemon=True)
+            self._thread.start()
+
+    def in_handler_thread(self):
+        return threading.current_thread() is self._thread
+
+    def close(self):
+        """Hand nothing more over; a handler running now may still finish and be acked."""
+        with self._cond:
+            self._closing = True
+
+    def stop(self):
+        """Hand nothing more over and end the handler thread once its handler returns."""
+        with self._cond:
+            self._closing = True
+        self._queue.put(None)
+
+    def on_deliver(self, event):
+        """A `deliver` event, on the reader thread (the spec's "Replies")."""
         if not _is_seq(event.get("seq")):
             return
-        if event.get("id") not in (None, self.job_id):
+        if event.get("id") not in (None, self._job_id):
             return
         delivery = Reply(event)
         with self._cond:
@@ -631,7 +759,7 @@ class RoostAgent(object):
                 if self._on_message is None:
                     return
                 if delivery.seq in self._finished_items:
-                    self._queue_ack(delivery.seq, exact=True)
+                    self._ack(delivery.seq, exact=True)
                     return
                 if delivery.seq in self._queued_items:
                     return
@@ -640,23 +768,25 @@ class RoostAgent(object):
                 if self._on_reply is None:
                     return
                 if delivery.seq <= self._finished_seq:
-                    self._queue_ack(delivery.seq, exact=False)   # finished before: ack only
+                    self._ack(delivery.seq, exact=False)   # finished before: ack only
                     return
                 if delivery.seq <= self._queued_seq:
                     return   # a resend of one waiting or running: acked when it finishes
                 self._queued_seq = delivery.seq
-        self._deliveries.put(delivery)
+        self._queue.put(delivery)
 
-    def _run_handlers(self):
+    # ------------------------------------------------------------------ the handler thread
+
+    def _run(self):
         while True:
-            delivery = self._deliveries.get()
+            delivery = self._queue.get()
             if delivery is None:
                 return
             with self._cond:
                 if self._closing:
                     continue
-                self._running = delivery
-                self._handed_any = True
+                self.running = delivery
+                self.handed_any = True
             handler = self._on_message if delivery.kind is not None else self._on_reply
             try:
                 handler(delivery)
@@ -676,22 +806,48 @@ class RoostAgent(object):
             items = (items + [delivery.seq])[-_KEPT_ITEM_SEQS:]
         else:
             finished_seq = max(finished_seq, delivery.seq)
-        self._save_progress(finished_seq, items)
+        self._progress.save(finished_seq, items)
         with self._cond:
             self._finished_seq = finished_seq
             self._finished_items = items
-            self._running = None
-            if not self._stopped:
-                self._queue_ack(delivery.seq, exact=delivery.kind is not None)
+            self.running = None
+            self._ack(delivery.seq, exact=delivery.kind is not None)   # not once stopped
             self._cond.notify_all()
 
-    # ------------------------------------------------------------------ agent.json
 
-    def _progress_path(self):
-        return os.path.join(self._job_dir, _STATE_FILE) if self._job_dir else None
+class _ProgressFile(object):
+    """`$ROOST_JOB_DIR/agent.json`: the last finished reply (`lastSeq`) and the last peer
+    items finished (`itemSeqs`); keys others wrote are kept. Without a job directory
+    nothing is kept."""
 
-    def _read_progress_file(self):
-        path = self._progress_path()
+    def __init__(self, job_dir):
+        self.path = os.path.join(job_dir, _STATE_FILE) if job_dir else None
+
+    def load(self):
+        """(last finished seq, finished item seqs) as the file has them."""
+        data = self._read()
+        last = data.get("lastSeq")
+        items = data.get("itemSeqs")
+        last = last if _is_seq(last) else 0
+        items = [seq for seq in items if _is_seq(seq)] if isinstance(items, list) else []
+        return last, items[-_KEPT_ITEM_SEQS:]
+
+    def save(self, finished_seq, items):
+        if self.path is None:
+            return
+        data = self._read()   # keeps keys others wrote
+        version = data.get("version")
+        data["version"] = version if _is_seq(version) and version > _STATE_VERSION else _STATE_VERSION
+        data["lastSeq"] = finished_seq
+        data["itemSeqs"] = items
+        try:
+            _write_atomically(self.path, (_encode(data) + "\n").encode("utf-8"))
+        except OSError as error:
+            # Acked all the same: the ack is what keeps the daemon from sending it again.
+            log.error("cannot write %s: %s", self.path, error)
+
+    def _read(self):
+        path = self.path
         if path is None:
             return {}
         try:
@@ -709,29 +865,6 @@ class RoostAgent(object):
             except OSError:
                 pass
             return {}
-
-    def _load_progress(self):
-        data = self._read_progress_file()
-        last = data.get("lastSeq")
-        items = data.get("itemSeqs")
-        last = last if _is_seq(last) else 0
-        items = [seq for seq in items if _is_seq(seq)] if isinstance(items, list) else []
-        return last, items[-_KEPT_ITEM_SEQS:]
-
-    def _save_progress(self, finished_seq, items):
-        path = self._progress_path()
-        if path is None:
-            return
-        data = self._read_progress_file()   # keeps keys others wrote
-        version = data.get("version")
-        data["version"] = version if _is_seq(version) and version > _STATE_VERSION else _STATE_VERSION
-        data["lastSeq"] = finished_seq
-        data["itemSeqs"] = items
-        try:
-            _write_atomically(path, (_encode(data) + "\n").encode("utf-8"))
-        except OSError as error:
-            # Acked all the same: the ack is what keeps the daemon from sending it again.
-            log.error("cannot write %s: %s", path, error)
 
 
 def _write_atomically(path, data):

@@ -64,6 +64,70 @@ def test_no_names_newer_than_3_8():
     assert [name for name in NEWER_THAN_3_8 if name in text] == []
 
 
+# Its size (STYLE: modules aim under 400 lines, split by concern). This file is the one
+# module that must stay one file, as a script copies it whole, so it has bounds of its own:
+# - the file: 1000 lines. Whoever copies it should be able to read it in one sitting. It
+#   holds about 900: the rest is room for the peer ops still to come (peers, send, watch),
+#   not for another concern, which belongs in roost itself.
+# - a class: 300 lines, so each part (the agent, its link, its deliveries) stays one
+#   concern; the link, the largest, is under 280.
+# - a function or method: 60 lines, one screen.
+MAX_FILE_LINES = 1000
+MAX_CLASS_LINES = 300
+MAX_FUNCTION_LINES = 60
+
+
+def definitions(node, prefix=""):
+    """(qualified name, "class" or "function", first line, lines) of each class and function
+    under `node`, nested ones too; a definition starts at its first decorator."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([child.lineno] + [decorator.lineno for decorator in child.decorator_list])
+            kind = "class" if isinstance(child, ast.ClassDef) else "function"
+            yield prefix + child.name, kind, first, child.end_lineno - first + 1
+            yield from definitions(child, prefix + child.name + ".")
+        else:
+            yield from definitions(child, prefix)
+
+
+def oversized(text):
+    """What in `text` is over its bound: (what, lines, bound)."""
+    found = []
+    if len(text.splitlines()) > MAX_FILE_LINES:
+        found.append(("the file", len(text.splitlines()), MAX_FILE_LINES))
+    for name, kind, first, lines in definitions(ast.parse(text)):
+        bound = MAX_CLASS_LINES if kind == "class" else MAX_FUNCTION_LINES
+        if lines > bound:
+            found.append(("%s %s (line %d)" % (kind, name, first), lines, bound))
+    return found
+
+
+def test_it_keeps_to_its_size_bounds():
+    assert oversized(source()) == []
+
+
+def function_of(name, lines, indent=""):
+    """The source of a function exactly `lines` lines long."""
+    return indent + "def %s():\n" % name + (indent + "    pass\n") * (lines - 1)
+
+
+def test_the_size_check_sees_a_long_file_class_function_and_method():
+    # The rule above must be able to fail, and not a line early.
+    assert oversized(function_of("fits", MAX_FUNCTION_LINES)) == []
+    big = "class Big:\n" + "".join(function_of("m%d" % number, 10, "    ")
+                                    for number in range(MAX_CLASS_LINES // 10))   # 301 lines
+    # A method at the bound, over it with its decorator (a definition starts there).
+    small = "class Small:\n    @staticmethod\n" + function_of("grown", MAX_FUNCTION_LINES, "    ")
+    sample = function_of("long", MAX_FUNCTION_LINES + 1) + big + small + "# more\n" * MAX_FILE_LINES
+    assert oversized(sample) == [
+        ("the file", len(sample.splitlines()), MAX_FILE_LINES),
+        ("function long (line 1)", MAX_FUNCTION_LINES + 1, MAX_FUNCTION_LINES),
+        ("class Big (line %d)" % (MAX_FUNCTION_LINES + 2), MAX_CLASS_LINES + 1, MAX_CLASS_LINES),
+        ("function Small.grown (line %d)" % (MAX_FUNCTION_LINES + MAX_CLASS_LINES + 4),
+         MAX_FUNCTION_LINES + 1, MAX_FUNCTION_LINES),
+    ]
+
+
 def writes_to_stdio(module_tree):
     found = []
     for node in ast.walk(module_tree):
