@@ -9,8 +9,11 @@ import re
 import ujson
 
 # ujson.loads accepts NaN, Infinity and overflowing exponents (1e999 -> inf); strict JSON
-# has none of them. A cheap scan decides whether the slower walk is needed at all.
+# has none of them. It also decodes an escaped lone surrogate ("\ud800") into a string
+# that is not Unicode: it could not be encoded again (an answer, a row, a state file).
+# A cheap scan decides whether the slower walk is needed at all.
 _SUSPECT = re.compile(r"NaN|Infinity|[0-9][eE]")
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def encode(value):
@@ -31,8 +34,9 @@ def decode(data):
         data = bytes(data).decode("utf-8")
     value = ujson.loads(data)
     suspect = _SUSPECT.search(data) is not None
-    if suspect or data.count("[") + data.count("{") > MAX_DEPTH:
-        _check(value, suspect)
+    surrogates = "\\u" in data and _SURROGATE.search(data) is not None
+    if suspect or surrogates or data.count("[") + data.count("{") > MAX_DEPTH:
+        _check(value, suspect, surrogates)
     return value
 
 
@@ -41,7 +45,7 @@ def decode(data):
 MAX_DEPTH = 64
 
 
-def _check(value, finite_too):
+def _check(value, finite_too, strings_too):
     # Iterative: ujson allows nesting 1024 deep, more than Python's recursion wants.
     stack = [(value, 1)]
     while stack:
@@ -49,8 +53,24 @@ def _check(value, finite_too):
         if isinstance(item, float):
             if finite_too and (item != item or item in (float("inf"), float("-inf"))):
                 raise ValueError("NaN and Infinity are not JSON")
+        elif isinstance(item, str):
+            if strings_too:
+                _check_unicode(item)
         elif isinstance(item, (dict, list)):
             if depth > MAX_DEPTH:
                 raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
-            children = item.values() if isinstance(item, dict) else item
+            if isinstance(item, dict):
+                if strings_too:
+                    for key in item:
+                        _check_unicode(key)
+                children = item.values()
+            else:
+                children = item
             stack.extend((child, depth + 1) for child in children)
+
+
+def _check_unicode(text):
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("a string holds a lone surrogate (\\ud800-\\udfff): it is not Unicode") from None

@@ -420,6 +420,34 @@ def test_its_exit_ends_the_row(daemon):
     assert (row["state"], row["summary"]) == ("done", "bye")
 
 
+def said_done(row):
+    return row["state"] == "done" and row["pid"] is not None
+
+
+def test_after_done_the_agents_question_still_reaches_its_row(daemon):
+    """A turn that finished (`done`, the agent still running), then a question: the
+    agent's reports set the row, whatever state it said before."""
+    job = start(daemon, "recorder", task="say done")
+    job.wait_row(said_done, "the agent to say done and run on")
+    job.reply("say blocked Which file?")
+    row = job.wait_row(lambda row: row["state"] == "blocked", "the question to reach the row")
+    assert (row["question"], row["choices"], row["summary"]) == ("Which file?", ["yes", "no"], "said blocked")
+    job.reply("say working")
+    assert job.wait_row(lambda row: row["state"] == "working", "working again")["question"] is None
+
+
+@pytest.mark.parametrize("how", ["stop", "/stop"])
+def test_an_agent_that_said_done_and_is_stopped_ends_stopped(daemon, how):
+    job = start(daemon, "recorder", task="say done")
+    job.wait_row(said_done, "the agent to say done and run on")
+    if how == "stop":
+        daemon.call("stop", id=job.id)
+    else:
+        assert daemon.call("reply", id=job.id, text="/stop")["stopped"] is True
+    row = job.wait_row(ended, "the job to end")
+    assert row["state"] == "stopped" and row["pid"] is None
+
+
 def test_an_agent_that_ends_without_close_still_gets_its_last_report_through(daemon):
     job = start(daemon, "no-close")
     row = job.wait_row(ended, "the agent to end")

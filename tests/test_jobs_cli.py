@@ -3,8 +3,9 @@ rm; `--json` prints exactly the op's result; refusals exit 1, bad usage 2."""
 
 import json
 import os
+import subprocess
 
-from conftest import wait_for
+from conftest import PYTHON, wait_for
 from jobkit import agent, output, row, wait_row, write_config
 
 
@@ -30,6 +31,32 @@ def test_run_list_stop_and_rm(daemon, tmp_path):
     assert daemon.call("list", all=True)["jobs"] == []
     refused = daemon.cli("stop", job_id)
     assert refused.returncode == 1 and b"not_found" in refused.stderr
+
+
+def test_a_job_is_named_after_its_program_and_an_ambiguous_name_lists_its_jobs(daemon):
+    first = run_json(daemon, "run", "--", "sh", "-c", 'read -p "Name? " n; echo "hello $n"')
+    assert first["name"] == "sh"
+    wait_row(daemon, first["id"], lambda current: current["status"] == "waiting")
+    replied = daemon.cli("reply", "sh", "Ada")
+    assert replied.returncode == 0, replied.stderr
+    wait_for(lambda: "hello Ada" in output(daemon.home, first["id"]), what="the reply typed")
+    assert run_json(daemon, "run", "/bin/sleep", "30")["name"] == "sleep"
+    second = run_json(daemon, "run", "sh", "-c", "sleep 30")
+    refused = daemon.cli("stop", "sh")
+    assert refused.returncode == 1
+    message = refused.stderr.decode()
+    assert "2 jobs are named 'sh'" in message and first["id"] in message and second["id"] in message
+
+
+def test_what_is_not_utf8_text_is_left_out_or_refused_with_a_clear_error(daemon):
+    started = daemon.cli("run", "--json", "--", "sh", "-c", 'echo "good=$GOOD"', env={"GOOD": "yes", "BAD": b"\xff"})
+    assert started.returncode == 0, started.stderr
+    assert b"'BAD' is left out of the job's environment" in started.stderr
+    job_id = json.loads(started.stdout)["id"]
+    wait_for(lambda: "good=yes" in output(daemon.home, job_id), what="the job to run with the rest")
+    refused = subprocess.run([PYTHON, "-m", "roost", "run", "--", "echo", b"\xff"], env=daemon.env,
+                             capture_output=True, timeout=30)
+    assert refused.returncode == 2 and b"not UTF-8 text" in refused.stderr
 
 
 def test_run_takes_a_command_with_options_of_its_own(daemon):

@@ -115,3 +115,12 @@ def test_a_child_that_never_reads_stalls_only_its_own_job(daemon):
     finally:
         stuck.join(120)
     assert answers and answers[0]["delivered"] is False and answers[0]["error"]
+
+
+def test_the_specs_type_task_is_the_first_task_typed_once_the_agent_waits(daemon):
+    """DispatchArgs.term.typeTask, as a hub or script gives it: typed, not thrown away."""
+    job_id = dispatch(daemon, agent("prompt_echo.py", 0.1),
+                      term={"submit": "\r", "settleMs": 200, "waiting": r"^>$", "typeTask": "first task"})
+    wait_for(lambda: "echo: first task" in output(daemon.home, job_id), what="the typeTask typed")
+    assert row(daemon, job_id)["task"] == "first task"
+    assert output(daemon.home, job_id).count("echo: first task") == 1

@@ -27,6 +27,19 @@ def test_stop_leaves_no_process_with_the_jobs_identity(daemon):
     assert item["state"] == "stopped" and item["pid"] is None and item["reaped"] is False
 
 
+def test_shutdown_waits_for_the_configured_grace_before_it_leaves(daemon):
+    """A job that ignores SIGTERM with a 15 s grace: the daemon kills it (SIGKILL at the
+    grace's end) before it leaves, whatever the grace."""
+    write_config(daemon.home, {"stopGraceMs": 15000})
+    job_id = dispatch(daemon, agent("ignores_term.py"))
+    wait_for(lambda: "ignoring SIGTERM" in output(daemon.home, job_id), what="the job to ignore SIGTERM")
+    assert daemon.call("shutdown") == {}
+    daemon.process.wait(60)
+    assert job_processes(job_id) == []
+    record = job_record(daemon.home, job_id)
+    assert record["state"] == "stopped" and record["pid"] is None
+
+
 def test_stop_of_an_ended_job_ends_what_it_left_running(daemon):
     # Popen returns once its child runs in a session of its own: nothing of the job's
     # end (the pty's hangup) reaches it.

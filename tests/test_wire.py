@@ -102,6 +102,64 @@ def test_bad_input_is_refused_and_harms_no_one(daemon, line, why):
     assert daemon.process.poll() is None
 
 
+# A lone surrogate ("\\ud800" without its pair) is valid JSON and not Unicode: decoded,
+# a string holding it could not be encoded again (an answer, a row, a state file).
+LONE = "\\ud800"
+SURROGATE_REQUESTS = {
+    "the id": '"id": "x%sA", "op": "ping", "args": {}',
+    "hello's agent name": '"id": 1, "op": "hello", "args": {"protocol": 1, "agent": {"name": "a%s"}}',
+    "a job's name": '"id": 1, "op": "dispatch", "args": {"kind": "shell", "cwd": "/tmp", "command": ["true"], '
+                     '"env": {}, "name": "n%s", "sessionFile": "", "origin": "dispatch"}',
+    "an env value": '"id": 1, "op": "dispatch", "args": {"kind": "shell", "cwd": "/tmp", "command": ["true"], '
+                     '"env": {"A": "v%s"}, "name": "", "sessionFile": "", "origin": "dispatch"}',
+    "an env name": '"id": 1, "op": "dispatch", "args": {"kind": "shell", "cwd": "/tmp", "command": ["true"], '
+                    '"env": {"A%s": "v"}, "name": "", "sessionFile": "", "origin": "dispatch"}',
+    "a command word": '"id": 1, "op": "dispatch", "args": {"kind": "shell", "cwd": "/tmp", "command": ["t%s"], '
+                       '"env": {}, "name": "", "sessionFile": "", "origin": "dispatch"}',
+    "a cwd": '"id": 1, "op": "dispatch", "args": {"kind": "shell", "cwd": "/tmp/%s", "command": ["true"], '
+              '"env": {}, "name": "", "sessionFile": "", "origin": "dispatch"}',
+    "a reply's text": '"id": 1, "op": "reply", "args": {"id": "JOB", "text": "t%s"}',
+    "a rename": '"id": 1, "op": "rename", "args": {"id": "JOB", "name": "n%s"}',
+    "a peek's id": '"id": 1, "op": "peek", "args": {"id": "J%s"}',
+    "an attach's id": '"id": 1, "op": "attach", "args": {"id": "J%s"}',
+    "a report's summary": '"id": 1, "op": "report", "args": {"id": "JOB", "token": "TOKEN", "report": '
+                           '{"state": "working", "summary": "s%s"}}',
+    "a report's choice": '"id": 1, "op": "report", "args": {"id": "JOB", "token": "TOKEN", "report": '
+                          '{"state": "blocked", "choices": ["c%s"]}}',
+    "an ack's token": '"id": 1, "op": "ack", "args": {"id": "JOB", "token": "T%s", "seq": 1}',
+}
+
+
+@pytest.mark.parametrize("where", sorted(SURROGATE_REQUESTS))
+def test_a_lone_surrogate_anywhere_in_a_request_is_refused_and_harms_no_one(daemon, where):
+    job = daemon.call("dispatch", kind="shell", cwd="/tmp", command=["sleep", "60"], env={}, name="target",
+                      sessionFile="", origin="dispatch")["id"]
+    with open(os.path.join(daemon.home, "jobs", job, "job.json")) as handle:
+        token = json.load(handle)["token"]
+    before = daemon.call("list", all=True)["jobs"]
+    template = SURROGATE_REQUESTS[where]
+    line = "{" + (template % LONE).replace("JOB", job).replace("TOKEN", token) + "}\n"
+    sock = raw(daemon)
+    sock.settimeout(10)
+    sock.sendall(line.encode("ascii"))
+    [answer] = read_lines(sock, 1)
+    assert answer["ok"] is False and answer["code"] == "bad_request", answer
+    # The same connection goes on serving; nothing changed; every row still encodes.
+    sock.sendall(b'{"id": 2, "op": "ping"}\n')
+    [answer] = read_lines(sock, 1)
+    assert answer["ok"] is True and answer["id"] == 2
+    assert daemon.call("list", all=True)["jobs"] == before
+    with open(os.path.join(daemon.home, "daemon.log"), "rb") as handle:
+        handle.read().decode("utf-8")     # the log reads back as text
+
+
+def test_a_surrogate_pair_is_taken(daemon):
+    sock = raw(daemon)
+    sock.sendall(b'{"id": "\\ud83d\\ude00", "op": "ping", "args": {}}\n')
+    [answer] = read_lines(sock, 1)
+    assert answer["ok"] is True and answer["id"] == "\U0001F600"
+
+
 def test_a_line_of_exactly_4_mib_is_taken(daemon):
     head = b'{"id": 1, "op": "ping", "args": {"pad": "'
     tail = b'"}}'

@@ -73,6 +73,11 @@ def run_command(module_name, command, argv, context):
     except Unreachable as error:
         context.stderr.write(f"roost: {error}\n")
         return ExitStatus.UNREACHABLE
+    except UnicodeEncodeError:
+        # A word of the command line that is not UTF-8 text (a file name's raw bytes):
+        # the protocol carries text only.
+        context.stderr.write(f"roost {command}: an argument is not UTF-8 text, so it cannot be sent\n")
+        return ExitStatus.USAGE
     except KeyboardInterrupt:
         context.stderr.write("roost: interrupted\n")
         return 130

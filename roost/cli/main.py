@@ -19,6 +19,7 @@ COMMANDS = {
     "attach": ("attach", "join a job's live terminal (detach with Ctrl-q)"),
     "peek": ("peek", "print a job's screen without attaching"),
     "reply": ("reply", "send a job a reply (typed, or delivered to a protocol agent)"),
+    "keys": ("keys", "press keys in a job's terminal (Down, Enter, C-c: to answer a dialog)"),
     "stop": ("stop", "stop a job and every process it started"),
     "rm": ("rm", "remove an ended job and its directory"),
     "respawn": ("respawn", "start an ended job again"),

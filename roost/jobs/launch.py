@@ -3,7 +3,6 @@ program can run, and the job's environment (CONTRACT.md "A job's environment")."
 
 import os
 import re
-import shlex
 import shutil
 
 from roost.bundle import userenv
@@ -49,9 +48,11 @@ def one_line(text, limit):
 
 
 def default_name(argv, profile):
+    """A profile's job is named after the profile, any other after its program (`sh`,
+    `claude`): the name a person types in `roost reply sh ...`."""
     if profile:
         return fold_name(profile)
-    return fold_name(shlex.join([os.path.basename(argv[0])] + argv[1:]))
+    return fold_name(os.path.basename(argv[0])) or "job"
 
 
 def check_runnable(program, cwd, env):

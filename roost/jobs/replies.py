@@ -66,8 +66,9 @@ class ReplyDesk:
             return {"delivered": connected, "saved": True}
         terminal = job.terminal
         reading = terminal.reading if terminal is not None else {}
-        # The user's own answer to a dialog is typed: that is how a person answers one.
-        now = mode == "steer" or (not replies.queued and (ready_for_text(reading) or shows_dialog(reading)))
+        # The user's own answer to a dialog is typed at once: that is how a person
+        # answers one (what is queued waits for a screen that waits for text).
+        now = mode == "steer" or shows_dialog(reading) or (not replies.queued and ready_for_text(reading))
         if terminal is None or not now:
             self.queue(job, text, mode, request_id)
             return {"delivered": False, "saved": True}

@@ -65,6 +65,7 @@ REFUSED = {
     "task": {UNREGISTERED: "unauthorized"},
     # roost's own ops beyond the spec: a person's terminal on a job.
     "peek": _PERSON_ONLY,
+    "keys": _PERSON_ONLY,
     "attach": _PERSON_ONLY,
     "attach-input": _PERSON_ONLY,
     "attach-resize": _PERSON_ONLY,

@@ -1,5 +1,6 @@
 """Reading a `dispatch` (the spec's DispatchArgs): the row's first fields, the launch
-(argv, term, resume, ...) and the task to type once the agent first waits."""
+(argv, term, resume, ...) and the task to type once the agent first waits for text
+(the spec's `term.typeTask`, or roost's own `task`)."""
 
 import os
 
@@ -30,14 +31,21 @@ def read_dispatch(args, config):
     if not all(isinstance(value, str) for value in env.values()):
         raise bad_request("env values must be strings")
     profile = read.text(args, "profile", default=None)
+    term = profiles.check_term(args.get("term"))
+    # The first task: the spec's term.typeTask, or roost's own `task` (the CLI's).
     task = args.get("task")
     if task is not None and not isinstance(task, str):
         raise bad_request("task must be a string")
+    if task is None and term is not None:
+        task = term.get("typeTask")
     task = task.strip() if task else None
+    if term is not None:
+        # roost types the task itself (roost.jobs.replies): the screen reader never does.
+        term.pop("typeTask", None)
     launch = {
         "argv": list(command),
         "env": dict(env),
-        "term": profiles.check_term(args.get("term")),
+        "term": term,
         "resumeCommand": read.strings(args, "resumeCommand", default=None),
         "resumable": read.flag(args, "resumable", default=None),
         "protocol": read.flag(args, "protocol", default=None),
@@ -46,15 +54,14 @@ def read_dispatch(args, config):
         "rows": read.integer(args, "rows", default=DEFAULT_ROWS, minimum=2),
         "cols": read.integer(args, "cols", default=DEFAULT_COLS, minimum=2),
     }
-    if launch["term"] is not None:
-        # roost types the task itself (roost.job_replies): the screen reader never does.
-        launch["term"].pop("typeTask", None)
-    type_task = None
     if profile:
         launch["profile"] = profile
         type_task = profiles.apply(launch, config, task)
     elif not launch["argv"]:
         raise bad_request("command must not be empty (or name a profile)")
+    else:
+        # A command's task is typed once it first waits for text, unless its argv has it.
+        type_task = None if launch["taskInArgv"] else task
     if launch["protocol"] is None:
         launch["protocol"] = False
     if launch["resumable"] is None:

@@ -1,5 +1,5 @@
-"""A job's terminal over the socket: peek, and attach with its follow-ups (attach-input,
-attach-resize, detach). These are roost's own ops, for a person only (issue 3, item 5).
+"""A job's terminal over the socket: peek, keys, and attach with its follow-ups
+(attach-input, attach-resize, detach). These are roost's own ops, for a person only.
 
 An attach answers `{id, name, detachKey}`; the connection then carries
 `{"event": "output", "id", "data": base64}` (first a repaint of the screen as it stands,
@@ -18,6 +18,7 @@ import gevent
 from roost.errors import RoostError, bad_request
 from roost.ops import args as read
 from roost.ops import op
+from roost.term.keys import UnknownKey
 from roost.term.output_log import read_tail
 from roost.term.screen.screen import Screen
 
@@ -29,6 +30,7 @@ DEFAULT_DETACH_KEY = "^q"
 PEEK_LOG_TAIL = 32 * 1024        # an ended job's screen is rebuilt from this much log
 WAKE_TIMEOUT = 15.0
 UNSENT_LIMIT = 4 * 1024 * 1024   # an attacher this far behind is let go
+MAX_KEYS = 100
 
 
 
@@ -177,6 +179,24 @@ def attach_input(call):
         raise bad_request("data must be base64")
     taken = sink.terminal.write_input(data, sink)
     return {"id": sink.job_id, "taken": taken}
+
+
+@op("keys")
+def send_keys(call):
+    """roost's own: keys that are not text (Down, Enter, C-c, ...) into a job's terminal,
+    as a person presses them to answer a dialog; typed at once, whatever the screen."""
+    job = _find(call)
+    names = read.strings(call.args, "keys")
+    if not names or len(names) > MAX_KEYS:
+        raise bad_request(f"keys must name 1 to {MAX_KEYS} keys")
+    terminal = job.terminal
+    if not _live(terminal):
+        raise RoostError("unsupported", f"job {job.id} has no live terminal (it has ended)")
+    try:
+        taken = terminal.send_keys(names)
+    except UnknownKey as error:
+        raise bad_request(str(error))
+    return {"id": job.id, "taken": taken}
 
 
 @op("attach-resize", quick=True)

@@ -23,6 +23,7 @@ import gevent.lock
 
 from roost.term.attachers import Attachers, live_view, without_reports
 from roost.term.feed import FLOW_GAP, SLICE, ScreenFeed, budget, feed_in_turns, in_turns
+from roost.term import keys
 from roost.term.output_log import OutputLog
 from roost.term.pty_reader import MORE, PARK, WAIT, PtyReader
 from roost.term.pty_writer import PtyWriter
@@ -151,6 +152,12 @@ class Terminal:
         if data:
             self._writer.enqueue(bytes(data))
         return True
+
+    def send_keys(self, names):
+        """Keys by name (roost.term.keys), written as a person's terminal would send
+        them; False when a stalled program has a backlog. UnknownKey for a bad name."""
+        data = b"".join(keys.key_bytes(name, self.screen.application_cursor) for name in names)
+        return self.write_input(data)
 
     def resize(self, rows, cols):
         if self.closed:

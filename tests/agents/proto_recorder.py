@@ -6,6 +6,7 @@ pid}, plus what it did), written when the handler is done. Its own stdout and st
 
 Replies it acts on:
   exit                      report done, close, exit 0
+  say STATE [QUESTION]      report only STATE (with QUESTION and the choices yes, no), run on
   hold                      wait (30 s at most) until the file `release` is in the job directory
   raise                     the handler raises (roost_agent logs it; it counts as handled)
   op NAME TIMEOUT JSON      request(NAME, JSON, TIMEOUT); records the result, the refusal's
@@ -93,7 +94,8 @@ def main(crash_on=None):
 
     def on_reply(reply):
         text = reply.text
-        agent.report("working", summary="handling: " + text)
+        if not text.startswith("say "):   # say: only the state it names, nothing before it
+            agent.report("working", summary="handling: " + text)
         entry = {"seq": reply.seq, "text": text, "mode": reply.mode, "pid": os.getpid()}
         if crash_on is not None and text == crash_on:
             marker = os.path.join(directory, "crashed-%d" % reply.seq)
@@ -114,6 +116,11 @@ def main(crash_on=None):
         count[0] += 1
         if text == "exit":
             finished.set()
+        elif command == "say":
+            words = text.split(" ", 2)
+            question = words[2] if len(words) > 2 else None
+            agent.report(words[1], summary="said " + words[1], question=question,
+                         choices=["yes", "no"] if question else None)
         else:
             agent.report("blocked", summary="handled %d: %s" % (count[0], text))
 

@@ -49,6 +49,12 @@ def main(opts, ctx):
     environ = user_environ(ctx.env)
     for name in _THE_TERMINALS_OWN:
         environ.pop(name, None)
+    for name in [name for name, value in environ.items() if not _is_text(name) or not _is_text(value)]:
+        # Bytes that are not UTF-8 (os.environ keeps them as lone surrogates) cannot go
+        # over the wire; the job gets the rest of the environment.
+        ctx.stderr.write(f"roost run: {ascii(name)} is left out of the job's environment: "
+                         "its name or value is not UTF-8 text\n")
+        del environ[name]
     args = {"kind": "shell", "cwd": cwd, "command": [], "env": environ,
             "name": opts["--name"] or "", "sessionFile": "", "origin": "dispatch"}
     profile = opts["--profile"]
@@ -66,3 +72,11 @@ def main(opts, ctx):
     result = ctx.call_once("dispatch", args)
     ctx.show(opts, result, f"started {result['id']} {result['name']}")
     return ExitStatus.OK
+
+
+def _is_text(value):
+    try:
+        value.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False

@@ -153,6 +153,11 @@ class Screen:
     def bracketed_paste(self):
         return self._modes.get(BRACKETED_PASTE, False)
 
+    @property
+    def application_cursor(self):
+        """DECCKM: the program asked for the arrows' application form (ESC O A)."""
+        return self._modes.get(1, False)
+
     def lines(self):
         """Every row as text, right-trimmed (the stub after a wide character is empty)."""
         if self._packed is not None:
