@@ -33,7 +33,7 @@ def test_help_lists_every_subcommand_with_a_summary(home):
 def test_version(home):
     from roost import __version__
     out = cli(home, "--version")
-    assert out.returncode == 0 and out.stdout.decode().strip() == f"roost {__version__}"
+    assert out.returncode == 0 and out.stdout.decode() == f"roost {__version__} (from source)\n"
 
 
 def test_bad_usage_exits_2_with_one_clear_line(home):

@@ -10,6 +10,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import threading
 
 import pytest
@@ -58,6 +59,14 @@ def run(binary, env, *argv, timeout=60):
     return subprocess.run([binary, *argv], env=env, capture_output=True, timeout=timeout, cwd="/")
 
 
+VERSION_LINE = re.compile(rf"roost {re.escape(__version__)} \(commit [0-9a-f]{{12}}, linux {os.uname().machine}, "
+                          r"glibc \d+\.\d+ or newer\)\n")
+
+
+def is_version_line(text):
+    return VERSION_LINE.fullmatch(text) is not None
+
+
 def ok(done):
     assert done.returncode == 0, (done.returncode, done.stdout.decode(), done.stderr.decode())
     return done.stdout.decode()
@@ -101,8 +110,15 @@ def gone(pid):
         return True
 
 
-def test_version(frozen):
-    assert ok(frozen("--version")) == f"roost {__version__}\n"
+def test_version_names_the_commit_and_the_glibc_floor(frozen):
+    said = ok(frozen("--version"))
+    assert is_version_line(said), said
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    assert f"(commit {head[:12]}," in said
+    floor = subprocess.run([sys.executable, os.path.join(ROOT, "packaging", "glibc_floor.py"),
+                            os.path.dirname(frozen.unpacked())],
+                           capture_output=True, text=True, check=True).stdout.splitlines()[-1]
+    assert f"glibc {floor.split()[-1]} or newer" in said
 
 
 def test_the_onedir_tarball_runs_where_it_is_unpacked(binary, tmp_path):
@@ -111,7 +127,7 @@ def test_the_onedir_tarball_runs_where_it_is_unpacked(binary, tmp_path):
     subprocess.run(["tar", "-xzf", tarball, "-C", str(tmp_path)], check=True)
     assert sorted(os.listdir(tmp_path)) == [name]
     env = user_env(str(tmp_path / "home"), str(tmp_path / "cache"), str(tmp_path))
-    assert ok(run(str(tmp_path / name / "roost"), env, "--version")) == f"roost {__version__}\n"
+    assert is_version_line(ok(run(str(tmp_path / name / "roost"), env, "--version")))
     assert not os.path.exists(tmp_path / "cache"), "the onedir program needs no cache"
 
 
@@ -131,7 +147,7 @@ def test_first_run_unpacks_into_a_private_versioned_cache_once(binary, tmp_path)
     first = os.stat(os.path.join(unpacked, "roost"))
 
     again = run(binary, env, "--version")
-    assert ok(again) == f"roost {__version__}\n" and again.stderr == b""
+    assert is_version_line(ok(again)) and again.stderr == b""
     assert os.listdir(root) == [cache_id(binary)]
     assert os.stat(os.path.join(unpacked, "roost")).st_ino == first.st_ino, "the second run unpacks nothing"
 
@@ -150,7 +166,7 @@ def test_concurrent_first_runs_share_one_complete_copy(binary, tmp_path):
     for thread in threads:
         thread.join(120)
     for done in results:
-        assert ok(done) == f"roost {__version__}\n"
+        assert is_version_line(ok(done))
     assert os.listdir(os.path.join(cache, "roost")) == [cache_id(binary)]
     unpacked = os.path.join(cache, "roost", cache_id(binary))
     assert sorted(os.listdir(unpacked)) == [".roost-complete", "_internal", "roost"]
@@ -164,14 +180,14 @@ def test_an_unwritable_cache_falls_back_to_a_private_temporary_directory(binary,
     env = user_env(str(tmp_path / "home"), str(blocker), str(tmpdir))   # $XDG_CACHE_HOME/roost cannot exist
 
     first = run(binary, env, "--version")
-    assert ok(first) == f"roost {__version__}\n"
+    assert is_version_line(ok(first))
     fallback = tmpdir / f"roost-cache-{os.getuid()}"
     assert f"cannot unpack into {blocker}/roost; using {fallback} instead" in first.stderr.decode()
     assert (fallback / cache_id(binary) / ".roost-complete").is_file()
     assert stat.S_IMODE(fallback.stat().st_mode) == 0o700
 
     again = run(binary, env, "--version")
-    assert ok(again) == f"roost {__version__}\n" and again.stderr == b"", "the fallback copy is reused quietly"
+    assert is_version_line(ok(again)) and again.stderr == b"", "the fallback copy is reused quietly"
 
 
 def test_a_damaged_download_says_so_and_leaves_no_copy(binary, tmp_path):

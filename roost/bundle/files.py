@@ -7,6 +7,7 @@ import sys
 
 AGENT_FILE = "roost_agent.py"
 MARKER = ".roost-complete"    # in an unpacked copy of dist/roost (packaging/launcher.sh)
+BUILD_INFO = "roost-build.json"   # written into the bundle by scripts/build
 _held = []
 
 
@@ -29,6 +30,31 @@ def bundle_dir():
 def agent_file_path():
     """The path of the bundled `roost_agent.py`."""
     return os.path.join(bundle_dir(), AGENT_FILE)
+
+
+def build_info():
+    """What scripts/build recorded of this build ({"commit", "glibc", "arch"}), or None
+    from source."""
+    if not is_frozen():
+        return None
+    import json
+
+    try:
+        with open(os.path.join(bundle_dir(), BUILD_INFO), encoding="utf-8") as handle:
+            info = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return info if isinstance(info, dict) else None
+
+
+def version_text(version):
+    """`roost --version`: the version, and for a build its commit and the oldest glibc
+    it runs on."""
+    info = build_info()
+    if info is None:
+        return f"roost {version} ({'a build without its build record' if is_frozen() else 'from source'})"
+    return (f"roost {version} (commit {str(info.get('commit', 'unknown'))[:12]}, linux {info.get('arch', '?')}, "
+            f"glibc {info.get('glibc', '?')} or newer)")
 
 
 def own_copy():

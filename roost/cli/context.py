@@ -4,7 +4,9 @@ exit statuses of CONTRACT.md, and running one command module."""
 import enum
 import importlib
 import json
+import os
 
+from roost import __version__, paths
 from roost.client.connection import Lost, Refused, Unreachable, connect, request_once
 
 
@@ -21,9 +23,23 @@ class Context:
         self.socket = socket_override
         self.stdout = stdout
         self.stderr = stderr
+        self.version_checked = False
 
-    def client(self, autostart=True):
-        return connect(self.env, self.socket, autostart=autostart)
+    def client(self, autostart=True, check_version=True):
+        client = connect(self.env, self.socket, autostart=autostart)
+        if check_version:
+            self.check_daemon_version()
+        return client
+
+    def check_daemon_version(self):
+        """Once per command, after the daemon answered: say so when it runs another
+        version than this CLI (roost was installed over a running daemon)."""
+        if self.version_checked:
+            return
+        self.version_checked = True
+        notice = daemon_version_notice(daemon_version(paths.socket_path(self.env, self.socket)), __version__)
+        if notice:
+            self.stderr.write(notice)
 
     def call(self, op, args=None):
         """One request on a connection of its own."""
@@ -37,7 +53,9 @@ class Context:
 
     def call_once(self, op, args):
         """A request that must be taken once however often it is sent (M36)."""
-        return request_once(self.env, self.socket, op, args)
+        result = request_once(self.env, self.socket, op, args)
+        self.check_daemon_version()
+        return result
 
     def say(self, text):
         self.stdout.write(text if text.endswith("\n") else text + "\n")
@@ -48,6 +66,48 @@ class Context:
             self.say(json.dumps(result, ensure_ascii=False, indent=2))
         elif text:
             self.say(text)
+
+
+def daemon_version(socket_path):
+    """The version of the daemon serving `socket_path`, read from its lock file beside
+    the socket (one small read: no request, no round trip). "" for a daemon of a roost
+    that did not record it; None when there is no lock file to read (a relay, a home
+    too deep for its socket)."""
+    try:
+        with open(os.path.join(os.path.dirname(socket_path), "daemon.lock"), "rb") as handle:
+            lines = handle.read(256).decode("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+    if not lines or not lines[0].strip().isdigit():
+        return None
+    if len(lines) > 1 and lines[1].startswith("roost "):
+        return lines[1][len("roost "):].strip()
+    return ""
+
+
+def _version_order(version):
+    """"0.1.0" > "0.1.0.dev0" > "0.0.9": the numbers first, then a release before its
+    pre-releases."""
+    parts = version.split(".")
+    numbers = []
+    for part in parts:
+        if not part.isdigit():
+            break
+        numbers.append(int(part))
+    return numbers, len(numbers) == len(parts)
+
+
+def daemon_version_notice(theirs, ours):
+    """What to tell the user when the daemon's version is not this CLI's, or None."""
+    if theirs is None or theirs == ours:
+        return None
+    if theirs and _version_order(theirs) > _version_order(ours):
+        return (f"roost: the daemon runs roost {theirs}, newer than this roost {ours}: "
+                f"is an older roost first on your PATH?\n")
+    running = f"roost {theirs}" if theirs else "an older roost"
+    return (f"roost: the daemon runs {running}, older than this roost {ours}; its jobs run on. "
+            f"To move them to {ours}: `roost shutdown --keep-workers`, and the next roost command "
+            f"starts the new daemon, which adopts them.\n")
 
 
 def run_command(module_name, command, argv, context):

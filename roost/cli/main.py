@@ -38,7 +38,7 @@ Options:
   --socket=PATH  talk to the daemon on this socket (default: $ROOST_SOCKET,
                  else $ROOST_HOME/roost.sock)
   -h --help      show this help
-  --version      show roost's version
+  --version      show roost's version (and a build's commit and glibc floor)
 
 Commands:
 {commands}
@@ -78,7 +78,9 @@ def main(argv, env=None, stdout=None, stderr=None):
             stdout.write(usage_text())
             return ExitStatus.OK
         if flag == "--version":
-            stdout.write(f"roost {__version__}\n")
+            from roost.bundle.files import version_text
+
+            stdout.write(version_text(__version__) + "\n")
             return ExitStatus.OK
         if flag.startswith("--socket="):
             socket_override = flag.split("=", 1)[1]

@@ -15,7 +15,7 @@ import resource
 import signal
 import sys
 
-from roost import paths
+from roost import __version__, paths
 from roost.daemon.home import HomeRefused, bind_socket, check_home
 from roost.unix import pidlock
 
@@ -70,7 +70,7 @@ def serve(foreground=False, detached=False):
     sock_path = paths.default_socket(home)
     try:
         check_home(home)
-        lock = pidlock.take(os.path.join(home, "daemon.lock"))
+        lock = pidlock.take(os.path.join(home, "daemon.lock"), note=f"roost {__version__}")
         if lock is None:
             raise HomeRefused(f"a roost daemon already serves {home}")
         logs.setup(home, foreground)

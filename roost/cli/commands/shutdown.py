@@ -11,7 +11,7 @@ from roost.client.connection import Unreachable
 
 def main(opts, ctx):
     try:
-        client = ctx.client(autostart=False)
+        client = ctx.client(autostart=False, check_version=False)
     except Unreachable:
         ctx.show(opts, {"running": False}, "no daemon is running")
         return 0
