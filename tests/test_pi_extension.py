@@ -18,6 +18,7 @@ import sys
 import pytest
 
 from conftest import ROOT, wait_for
+from roost.screen import Screen
 from test_agent_protocol import ProtoJob, ended
 
 PI = os.environ.get("ROOST_TEST_PI") or "/tmp/realagents/pi/node_modules/.bin/pi"
@@ -99,8 +100,13 @@ def start_pi(daemon, tmp_path, model, task, *extra):
     return ProtoJob(daemon, daemon.call("dispatch", **launch)["id"])
 
 
-def screen(daemon, job):
-    return daemon.call("peek", id=job.id)["text"]
+def drawn(job):
+    """The screen pi drew on the job's terminal (its output log, through roost's screen)."""
+    with open(os.path.join(job.dir, "output.log"), "rb") as handle:
+        raw = handle.read()
+    screen = Screen(40, 120)
+    screen.feed(raw)
+    return screen.text(None)
 
 
 def reported(row):
@@ -122,8 +128,9 @@ def test_pi_reports_its_state_and_takes_replies(daemon, tmp_path, model):
     assert row["waitingFor"] is None and row["model"] == "fake/fake-model"
     assert row.get("queued", 0) == 0
     assert user_texts(model)[0].strip() == "delay=3 echo: the first task"
-    # pi's own screen, as it drew it, is there to see (and to attach to).
-    wait_for(lambda: "ECHO: the first task" in screen(daemon, job), timeout=15, what="pi's screen to show the answer")
+    # pi's own screen, as it drew it on the job's terminal, is there to see (and to attach to).
+    wait_for(lambda: "ECHO: the first task" in drawn(job), timeout=15, what="pi to draw the answer")
+    assert "pi v0.73" in daemon.call("peek", id=job.id)["text"]
 
     job.reply("echo: a reply from roost")
     job.wait_row(lambda row: row["summary"] == "ECHO: a reply from roost", "the reply answered", timeout=60)
@@ -187,7 +194,7 @@ def test_a_dialog_is_reported_and_answered_by_a_reply(daemon, tmp_path, model):
                  "pi done after the answer", timeout=60)
     assert os.path.isdir(junk)   # the gate blocked the command: the answer was No
     assert model.requests()[-1]["tool_result"] is True
-    wait_for(lambda: "Blocked by user" in screen(daemon, job), timeout=15, what="pi's screen to show the refusal")
+    wait_for(lambda: "Blocked by user" in drawn(job), timeout=15, what="pi to draw the refusal")
     job.wait_row(lambda row: row.get("queued", 0) == 0, "both replies acked")
 
 
