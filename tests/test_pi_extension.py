@@ -1,0 +1,205 @@
+"""pi through the protocol: the real pi, with clients/typescript/pi/roost.ts, as a roost
+job against a fake model, offline. Its row follows pi's own events (working, waiting, a
+dialog), replies reach the model (steer and follow-up each as pi takes them), a dialog is
+answered by a reply, and pi's screen is there to see.
+
+Needs pi (`@mariozechner/pi-coding-agent`, pinned at 0.73.1) installed: ROOST_TEST_PI
+names its `pi`, else /tmp/realagents/pi/node_modules/.bin/pi (where the real agents'
+install puts it). Skipped without it; CI does not install pi. The fake model is
+`fake_llm.py` of the real agents' kit: ROOST_TEST_FAKE_LLM, else ../shared/realagents/.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, wait_for
+from roost.screen import Screen
+from test_agent_protocol import ProtoJob, ended
+
+PI = os.environ.get("ROOST_TEST_PI") or "/tmp/realagents/pi/node_modules/.bin/pi"
+FAKE_LLM = os.environ.get("ROOST_TEST_FAKE_LLM") or os.path.join(
+    os.path.dirname(ROOT), "shared", "realagents", "fake_llm.py")
+EXTENSION = os.path.join(ROOT, "clients", "typescript", "pi", "roost.ts")
+
+pytestmark = [
+    pytest.mark.skipif(not os.path.exists(PI), reason=f"pi is not installed ({PI}; set ROOST_TEST_PI)"),
+    pytest.mark.skipif(not os.path.exists(FAKE_LLM), reason=f"no fake model ({FAKE_LLM}; set ROOST_TEST_FAKE_LLM)"),
+    pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed"),
+]
+
+
+def permission_gate():
+    """pi's own example of an extension dialog (a select before `rm -rf`)."""
+    return os.path.join(os.path.dirname(os.path.realpath(PI)), "..", "examples", "extensions", "permission-gate.ts")
+
+
+@pytest.fixture
+def model(tmp_path):
+    log = tmp_path / "llm.jsonl"
+    process = subprocess.Popen([sys.executable, FAKE_LLM, "--port", "0", "--log", str(log)],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    line = process.stdout.readline()
+    assert line.startswith("LISTENING "), line
+    yield FakeModel(int(line.split()[1]), log)
+    process.kill()
+    process.wait(5)
+
+
+class FakeModel:
+    def __init__(self, port, log):
+        self.port = port
+        self.log = log
+
+    def requests(self):
+        try:
+            with open(self.log, encoding="utf-8") as handle:
+                return [json.loads(line) for line in handle if line.strip()]
+        except FileNotFoundError:
+            return []
+
+    def users(self):
+        """The last user text of each request, in order."""
+        return [request.get("user") for request in self.requests()]
+
+
+def offline_world(tmp_path, port):
+    """pi's home, config and environment for a run against the fake model (the realagents
+    README's)."""
+    home = tmp_path / "pihome"
+    agent_dir = home / ".pi" / "agent"
+    agent_dir.mkdir(parents=True)
+    (tmp_path / "work").mkdir()
+    (tmp_path / "tmp").mkdir()
+    (agent_dir / "models.json").write_text(json.dumps({"providers": {"fake": {
+        "baseUrl": f"http://127.0.0.1:{port}/v1", "api": "openai-completions", "apiKey": "fake-key",
+        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+        "models": [{"id": "fake-model", "name": "Fake Model", "contextWindow": 128000, "maxTokens": 4096}]}}}))
+    (agent_dir / "settings.json").write_text(json.dumps(
+        {"defaultProvider": "fake", "defaultModel": "fake-model", "enableInstallTelemetry": False}))
+    env = {"HOME": str(home), "PI_CODING_AGENT_DIR": str(agent_dir), "PI_OFFLINE": "1",
+           "TMPDIR": str(tmp_path / "tmp"), "LANG": "C.UTF-8", "TERM": "xterm-256color",
+           "ROOST_PI_LOG": str(tmp_path / "client.log")}
+    return env, str(tmp_path / "work")
+
+
+def start_pi(daemon, tmp_path, model, task, *extra):
+    env, work = offline_world(tmp_path, model.port)
+    # Whatever the test's own environment carries for another model or pi is not this run's.
+    clear = [name for name in os.environ if name.startswith(("ANTHROPIC_", "OPENAI_", "CLAUDE", "CODEX_", "PI_"))]
+    env.update({name: "" for name in clear if name not in env})
+    profile = {"command": [PI, "--no-session", "-e", EXTENSION, *extra], "task": "type", "protocol": True}
+    with open(os.path.join(daemon.home, "roost.json"), "w", encoding="utf-8") as handle:
+        json.dump({"agentProfiles": {"pi": profile}}, handle)
+    launch = {"kind": "shell", "cwd": work, "sessionFile": "", "command": [], "env": env, "name": "pi",
+              "origin": "dispatch", "profile": "pi", "task": task}
+    return ProtoJob(daemon, daemon.call("dispatch", **launch)["id"])
+
+
+def drawn(job):
+    """The screen pi drew on the job's terminal (its output log, through roost's screen)."""
+    with open(os.path.join(job.dir, "output.log"), "rb") as handle:
+        raw = handle.read()
+    screen = Screen(40, 120)
+    screen.feed(raw)
+    return screen.text(None)
+
+
+def reported(row):
+    """The row is the agent's report (before the first, it is read off the screen)."""
+    return row.get("capabilities") is not None
+
+
+def user_texts(model):
+    return [entry for entry in model.users() if entry]
+
+
+def test_pi_reports_its_state_and_takes_replies(daemon, tmp_path, model):
+    job = start_pi(daemon, tmp_path, model, "delay=3 echo: the first task")
+    row = job.wait_row(lambda row: reported(row) and row["state"] == "working", "pi working on its task", timeout=60)
+    assert "the first task" in (row["summary"] or "")
+    assert set(row["capabilities"]) >= {"report", "replies", "steer"}
+    row = job.wait_row(lambda row: row["state"] == "blocked" and row["summary"] == "ECHO: the first task",
+                       "pi waiting after its answer", timeout=60)
+    assert row["waitingFor"] is None and row["model"] == "fake/fake-model"
+    assert row.get("queued", 0) == 0
+    assert user_texts(model)[0].strip() == "delay=3 echo: the first task"
+    # pi's own screen, as it drew it on the job's terminal, is there to see (and to attach to).
+    wait_for(lambda: "ECHO: the first task" in drawn(job), timeout=15, what="pi to draw the answer")
+    assert "pi v0.73" in daemon.call("peek", id=job.id)["text"]
+
+    job.reply("echo: a reply from roost")
+    job.wait_row(lambda row: row["summary"] == "ECHO: a reply from roost", "the reply answered", timeout=60)
+    assert user_texts(model)[-1].strip() == "echo: a reply from roost"
+    # An answer that asks something: the row says so.
+    job.reply("echo: Shall I go on?")
+    row = job.wait_row(lambda row: row["waitingFor"] == "question", "the question", timeout=60)
+    assert row["question"] == "ECHO: Shall I go on?" and row["state"] == "blocked"
+
+
+def test_the_extension_type_checks_against_pis_own_types(tmp_path):
+    package = os.path.join(ROOT, "clients", "typescript")
+    tsc = os.path.join(package, "node_modules", ".bin", "tsc")
+    pi_types = os.path.join(os.path.dirname(os.path.realpath(PI)), "index.d.ts")
+    config = {
+        "extends": os.path.join(package, "tsconfig.json"),
+        "compilerOptions": {"noEmit": True, "allowImportingTsExtensions": True,
+                            "typeRoots": [os.path.join(package, "node_modules", "@types")],
+                            "paths": {"@mariozechner/pi-coding-agent": [pi_types]}},
+        "include": [EXTENSION],
+    }
+    (tmp_path / "tsconfig.json").write_text(json.dumps(config))
+    checked = subprocess.run([tsc, "-p", str(tmp_path / "tsconfig.json")], capture_output=True, text=True, timeout=180)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_replies_waiting_for_pi_reach_the_model_each_in_order(daemon, tmp_path, model):
+    # The task and a reply wait for pi to connect; then both come at once, to an idle pi.
+    job = start_pi(daemon, tmp_path, model, "echo: one")
+    job.reply("echo: two")
+    job.wait_row(lambda row: row["summary"] == "ECHO: two" and row.get("queued", 0) == 0, "both answered", timeout=60)
+    assert [text.strip() for text in user_texts(model)] == ["echo: one", "echo: two"]
+
+
+def test_a_steer_joins_the_run_and_a_follow_up_waits_for_it(daemon, tmp_path, model):
+    job = start_pi(daemon, tmp_path, model, "run: sleep 3")
+    job.wait_row(lambda row: reported(row) and row["state"] == "working" and row["summary"] == "bash: sleep 3", "pi running its tool", timeout=60)
+    job.reply("echo: later", mode="followUp")
+    job.reply("echo: steered", mode="steer")
+    job.wait_row(lambda row: row["state"] == "blocked" and row["summary"] == "ECHO: later",
+                 "pi done with both", timeout=60)
+    requests = model.requests()
+    # The steer went into the run under way, after the tool's result (the request that
+    # carries it ends with it); the follow-up waited for that run to end.
+    assert [request["user"].strip() for request in requests] == ["run: sleep 3", "echo: steered", "echo: later"]
+    assert [request["tool_result"] for request in requests] == [False, False, False]
+
+
+def test_a_dialog_is_reported_and_answered_by_a_reply(daemon, tmp_path, model):
+    job = start_pi(daemon, tmp_path, model, "run: rm -rf ./junk", "-e", permission_gate())
+    junk = os.path.join(str(tmp_path), "work", "junk")
+    os.mkdir(junk)
+    row = job.wait_row(lambda row: row["waitingFor"] == "dialog", "the permission dialog", timeout=60)
+    assert row["state"] == "blocked" and row["choices"] == ["Yes", "No"]
+    assert "rm -rf ./junk" in row["question"]
+    job.reply("maybe")
+    job.wait_row(lambda row: "not one of the choices" in (row["summary"] or ""), "the answer refused", timeout=30)
+    assert row["waitingFor"] == "dialog"
+    job.reply("2")   # No
+    job.wait_row(lambda row: row["state"] == "blocked" and row["summary"] == "Ran it. FAKE-REPLY-OK",
+                 "pi done after the answer", timeout=60)
+    assert os.path.isdir(junk)   # the gate blocked the command: the answer was No
+    assert model.requests()[-1]["tool_result"] is True
+    wait_for(lambda: "Blocked by user" in drawn(job), timeout=15, what="pi to draw the refusal")
+    job.wait_row(lambda row: row.get("queued", 0) == 0, "both replies acked")
+
+
+def test_stopping_pi_ends_the_job(daemon, tmp_path, model):
+    job = start_pi(daemon, tmp_path, model, "echo: hi")
+    job.wait_row(lambda row: row["summary"] == "ECHO: hi", "the answer", timeout=60)
+    daemon.call("stop", id=job.id)
+    job.wait_row(ended, "pi to end", timeout=30)
