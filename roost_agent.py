@@ -29,7 +29,10 @@ What it does (the protocol's "Clients" section):
   comes again on the next start, which only acks it if the handler did finish after all).
   A script that ends without close() gets one at exit (waiting 1 s at most).
 - `request(op, args, timeout)` sends any other op on the job's connection; the board's
-  helpers (`tasks`, `claim_task`, `task_done`, `release_task`, `add_task`) use it.
+  helpers (`tasks`, `claim_task`, `task_done`, `release_task`, `add_task`) and the peer
+  ops (`peers`, `send(to, text)`, `watch(id, when)`) use it.
+- `RoostPeer.register(name)` joins a process roost did not start (an agent in your own
+  terminal) as a peer: it may message sessions and take messages while it is connected.
 
 Defaults of `report()`: `status` follows the state (working: busy; blocked: waiting; done
 and failed: idle). `waitingFor`, for a blocked agent only: "question" when a question or
@@ -53,7 +56,7 @@ import threading
 import time
 import weakref
 
-__all__ = ["RoostAgent", "RoostError", "Reply", "PROTOCOL"]
+__all__ = ["RoostAgent", "RoostPeer", "RoostError", "Reply", "PROTOCOL"]
 __version__ = "1.0"
 
 PROTOCOL = 1
@@ -107,7 +110,7 @@ class Reply(object):
     __slots__ = ("seq", "text", "mode", "kind", "sender", "relation", "data")
 
     def __init__(self, event):
-        self.seq = event["seq"]
+        self.seq = event.get("seq")
         text = event.get("text")
         self.text = text if isinstance(text, str) else ""
         self.mode = "steer" if event.get("mode") == "steer" else "followUp"
@@ -283,6 +286,19 @@ class RoostAgent(object):
         if after:
             args["after"] = list(after)
         return self.request("task", args).get("task")
+
+    # The agent-to-agent ops (M43): give on_message to be a peer others may message.
+    def peers(self):
+        """The sessions this job may message: dicts with id, name, relation, state, ..."""
+        return self.request("peers", {}).get("peers") or []
+
+    def send(self, to, message):
+        """A message to another session (an id or a name `peers` lists); the SendResult."""
+        return self.request("send", {"to": to, "message": message})
+
+    def watch(self, session, when="idle"):
+        """Be told once (an on_message `notice`) when `session` is next idle or has ended."""
+        return self.request("watch", {"id": session, "when": when})
 
     def close(self, timeout=2.0):
         """Send the latest report, wait up to `timeout` seconds for it (and for the ack
@@ -897,3 +913,109 @@ def _close_at_exit(reference):
             agent.close(timeout=1.0)
         except Exception:
             log.exception("closing at exit failed")
+
+
+class RoostPeer(object):
+    """A process roost did not start, joined as a peer (`peer_register`) for as long as its
+    connection lasts: it lists, messages and watches sessions; messages to it go to
+    `on_message(reply)` on a thread of their own, each acked (`peer_ack`) once handled."""
+
+    def __init__(self, sock, on_message):
+        self._conn = _Connection(sock)
+        self._lock = threading.Lock()
+        self._waiting = {}
+        self._next_id = 0
+        self._on_message = on_message
+        self._items = collections.deque()
+        self._wake = threading.Condition(self._lock)
+        self.id = None
+        threading.Thread(target=self._read, name="roost-peer-reader", daemon=True).start()
+        threading.Thread(target=self._handle, name="roost-peer-handler", daemon=True).start()
+
+    @classmethod
+    def register(cls, name, cwd=None, socket_path=None, on_message=None, env=None):
+        """Connect and join; RoostError when refused, OSError when no daemon answers."""
+        env = os.environ if env is None else env
+        if socket_path is None:
+            home = env.get("ROOST_HOME") or os.path.join(
+                env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state"), "roost")
+            socket_path = env.get("ROOST_SOCKET") or os.path.join(home, "roost.sock")
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(_CONNECT_TIMEOUT)
+        sock.connect(socket_path)
+        sock.settimeout(None)
+        peer = cls(sock, on_message)
+        peer.id = peer.request("peer_register", {"name": name, "cwd": cwd or os.getcwd(), "pid": os.getpid()})["id"]
+        return peer
+
+    def request(self, op, args=None, timeout=10.0):
+        request = _Request(op, args or {})
+        with self._lock:
+            self._next_id += 1
+            self._waiting[self._next_id] = request
+            line = _encode({"id": self._next_id, "op": op, "args": request.args}) + "\n"
+        try:
+            self._conn.sock.sendall(line.encode("utf-8"), _SEND_FLAGS)
+        except OSError:
+            raise RoostError("disconnected", "the connection to roost was lost")
+        if not request.answered.wait(timeout):
+            raise TimeoutError("roost did not answer %s within %s s" % (op, timeout))
+        if request.error is not None:
+            raise request.error
+        return request.result
+
+    def peers(self):
+        return self.request("peers").get("peers") or []
+
+    def send(self, to, message):
+        return self.request("send", {"to": to, "message": message})
+
+    def watch(self, session, when="idle"):
+        return self.request("watch", {"id": session, "when": when})
+
+    def close(self):
+        self._conn.shut()
+
+    def _read(self):
+        try:
+            for message in self._conn.messages():
+                if message.get("event") == "deliver":
+                    with self._lock:
+                        self._items.append(message)
+                        self._wake.notify()
+                    continue
+                with self._lock:
+                    request = self._waiting.pop(message.get("id"), None)
+                if request is not None:
+                    result = message.get("result")
+                    request.result = result if isinstance(result, dict) else {}
+                    if message.get("ok") is not True:
+                        request.error = RoostError(str(message.get("code") or "internal"), str(message.get("error")))
+                    request.answered.set()
+        except OSError:
+            pass
+        finally:
+            self._conn.dead = True
+            with self._lock:
+                for request in self._waiting.values():
+                    request.fail(RoostError("disconnected", "the connection to roost was lost"))
+                self._waiting.clear()
+                self._wake.notify()
+
+    def _handle(self):
+        while True:
+            with self._lock:
+                while not self._items and not self._conn.dead:
+                    self._wake.wait()
+                if not self._items:
+                    return
+                event = self._items.popleft()
+            try:
+                if self._on_message is not None:
+                    self._on_message(Reply(event))
+            except Exception:
+                log.exception("on_message failed")
+            try:
+                self.request("peer_ack", {"ref": event.get("ref")})
+            except (RoostError, TimeoutError) as error:
+                log.debug("peer_ack: %s", error)

@@ -1,6 +1,7 @@
 """The one module that writes roost's state files.
 
-Every write is atomic and durable before the caller goes on: a unique temp file in the
+Every write is atomic and durable before the caller goes on (an append to a log is
+durable, and its reader drops a torn last line): a unique temp file in the
 same directory, write, fsync, os.replace, fsync of the directory (dulwich's GitFile
 pattern). Every file carries a "version"; callers read-modify-write the dict they
 loaded, so fields this version does not know survive. A damaged file is set aside as
@@ -95,6 +96,27 @@ def write_json(path, value, mode=0o600):
     """Replace `path` with `value` as JSON, durably. `value` should carry "version"."""
     data = codec.encode_pretty(value).encode("utf-8") + b"\n"
     _blocking(_write_atomic, path, data, mode)
+
+
+def append_bytes(path, data, mode=0o600):
+    """Append `data` to `path`, durably (an append-only log, the event feed's): returns
+    once it is on disk. A crash may leave a torn last line, which its reader drops."""
+    _blocking(_append, path, bytes(data), mode)
+
+
+def _append(path, data, mode):
+    created = not os.path.exists(path)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if created:
+        _fsync_dir(os.path.dirname(path) or ".")
 
 
 def read_json(path, default=None):

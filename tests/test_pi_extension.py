@@ -18,7 +18,7 @@ import sys
 import pytest
 
 from conftest import ROOT, wait_for
-from roost.screen import Screen
+from roost.term.screen.screen import Screen
 from test_agent_protocol import ProtoJob, ended
 
 PI = os.environ.get("ROOST_TEST_PI") or "/tmp/realagents/pi/node_modules/.bin/pi"

@@ -90,7 +90,9 @@ RANKS = {
     # the domain, lowest first
     "roost.term.screen": 4,
     "roost.term": 5,
-    "roost.jobs": 6,
+    "roost.events": 6,
+    "roost.jobs": 7,
+    "roost.peers": 8,
     # the daemon's upper layers
     "roost.ops": 20,
     "roost.server": 21,

@@ -17,6 +17,10 @@ class ExitStatus(enum.IntEnum):
     UNREACHABLE = 3
 
 
+class NotInAJob(Exception):
+    """An agent's command run where no job is: it has no session to act for."""
+
+
 class Context:
     def __init__(self, env, socket_override, stdout, stderr):
         self.env = env
@@ -44,6 +48,36 @@ class Context:
     def call(self, op, args=None):
         """One request on a connection of its own."""
         client = self.client()
+        try:
+            return client.call(op, args or {})
+        except Lost as error:
+            raise Unreachable(f"the daemon closed the connection during {op}: {error}")
+        finally:
+            client.close()
+
+    def job_identity(self):
+        """(job id, token) of the job this command runs in (its environment says so,
+        under the new names or the older ones), or None outside a job."""
+        job_id = self.env.get("ROOST_JOB_ID") or self.env.get("PI_JOB_ID")
+        token = self.env.get("ROOST_JOB_TOKEN") or self.env.get("PI_JOB_TOKEN")
+        return (job_id, token) if job_id and token else None
+
+    def as_job(self):
+        """A connection that speaks for the job this command runs in (`speak_for`): an
+        agent's commands (peers, send, watch, spawn) act for it. NotInAJob outside one."""
+        identity = self.job_identity()
+        if identity is None:
+            raise NotInAJob()
+        client = self.client()
+        try:
+            client.call("speak_for", {"id": identity[0], "token": identity[1]})
+        except BaseException:
+            client.close()
+            raise
+        return client
+
+    def call_as_job(self, op, args=None):
+        client = self.as_job()
         try:
             return client.call(op, args or {})
         except Lost as error:
@@ -133,6 +167,12 @@ def run_command(module_name, command, argv, context):
     except Unreachable as error:
         context.stderr.write(f"roost: {error}\n")
         return ExitStatus.UNREACHABLE
+    except NotInAJob:
+        context.stderr.write(f"roost {command} is an agent's command: it acts for the roost job it runs in "
+                             "(ROOST_JOB_ID and ROOST_JOB_TOKEN say which), and this is no job's process. "
+                             "Run it from inside a job (an agent's shell tool); to answer a job yourself, "
+                             "use `roost reply`.\n")
+        return ExitStatus.USAGE
     except UnicodeEncodeError:
         # A word of the command line that is not UTF-8 text (a file name's raw bytes):
         # the protocol carries text only.

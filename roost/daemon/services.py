@@ -1,14 +1,20 @@
 """The daemon's parts, built once in dependency order, each handed only what it uses (as
 Mercurial's command server builds its own); the ops reach them through `call.services`.
 
-    config, keeper -> jobs -> runner -> links -> replies, reaper
+    config, keeper, feed -> bus -> jobs -> runner -> links -> replies, reaper
+    jobs -> directory -> messenger -> watches (peers)
+    bus -> subscribers (the jobs' row changes and removals wired to them here)
 """
 
 import logging
 
 import gevent.event
 
+from roost import __version__
 from roost.config import Config
+from roost.events.bus import EventBus
+from roost.events.feed import EventFeed
+from roost.events.subscribers import Subscribers
 from roost.jobs import adoption
 from roost.jobs.agent_links import AgentLinks
 from roost.jobs.reaping import Reaper
@@ -17,6 +23,9 @@ from roost.jobs.registry import JobRegistry
 from roost.jobs.replies import ReplyDesk
 from roost.jobs.runner import JobRunner
 from roost.keeper.client import KeeperClient
+from roost.peers.directory import PeerDirectory
+from roost.peers.messages import Messenger
+from roost.peers.watches import Watches
 
 log = logging.getLogger(__name__)
 
@@ -45,15 +54,30 @@ class Services:
         self.shutdown = ShutdownRequest()
         self.config = Config(home)
         self.keeper = KeeperClient(home, user_umask)
-        self.jobs = JobRegistry(home)
+        self.feed = EventFeed(home)
+        self.bus = EventBus(self.feed)
+        self.jobs = JobRegistry(home, self.bus)
         self.runner = JobRunner(self.jobs, self.keeper, self.config, socket_path)
         self.links = AgentLinks(self.jobs)
         self.replies = ReplyDesk(self.jobs, self.runner, self.links)
         self.reaper = Reaper(self.jobs, self.runner, self.config)
+        self.directory = PeerDirectory(self.jobs)
+        self.messenger = Messenger(self.directory, self.runner, self.replies, self.links, self.bus)
+        self.watches = Watches(home, self.jobs, self.directory, self.messenger, self.bus)
+        self.subscribers = Subscribers(self.bus, decorate=self.with_parent_open)
+        self.jobs.on_row_change.append(self.subscribers.row_changed)
+        self.jobs.on_remove.append(self.subscribers.removed)
+
+    def with_parent_open(self, row):
+        """M13: a row says whether someone holds its parent session now."""
+        if row.get("parentSession"):
+            row["parentOpen"] = self.directory.is_open(row["parentSession"])
+        return row
 
     def start(self):
         """Before the socket serves: every job on record, the live ones adopted from the
         keeper (one is started when none runs), idle timers armed."""
+        self.feed.load()
         self.jobs.load()
         try:
             adoption.adopt(self.runner)
@@ -61,9 +85,15 @@ class Services:
             log.exception("adopting the jobs failed")
             self.runner.pty_error = f"cannot reach the keeper: {error}"
         self.reaper.arm_all()
+        self.watches.load()
+        self.watches.recheck()
+        running = sum(1 for job in self.jobs.all() if job.running)
+        self.bus.publish("daemon", f"roost {__version__} started: {running} jobs running")
 
     def stop(self, keep_workers):
         """With keepWorkers the keeper and every job go on for the next daemon; without,
         every job is stopped and the keeper leaves once they are gone."""
+        self.bus.publish("daemon", "roost stopping" + (": its jobs go on" if keep_workers else ""))
         adoption.shut_down(self.runner, keep_workers)
         self.jobs.flush()
+        self.bus.flush()

@@ -16,6 +16,7 @@ import gevent
 from roost import paths, store
 from roost.errors import RoostError, bad_request, not_found
 from roost.jobs.record import AGENT_STATES, END_STATES, ROW_FIELDS, Job, new_record, now_ms
+from roost.jobs.news import state_news
 from roost.jobs.run import RunRefused
 
 log = logging.getLogger(__name__)
@@ -25,8 +26,9 @@ SHOWN_AMBIGUOUS = 5     # a name several jobs share: this many are named in the 
 
 
 class JobRegistry:
-    def __init__(self, home):
+    def __init__(self, home, bus):
         self.home = home
+        self.bus = bus                 # roost.events.bus.EventBus: state changes that matter
         self.jobs = {}                 # id -> Job
         self.by_request_id = {}        # M36: a dispatch's requestId -> the job it made
         self.dispatching = {}          # requestId -> AsyncResult while that dispatch runs
@@ -136,6 +138,10 @@ class JobRegistry:
         if lasting:
             self.persist(job)
         self._emit(after, before)
+        news = state_news(before, after)
+        if news is not None:
+            self.bus.publish("state", news, job.id, job.name, state=after["state"], status=after["status"],
+                             waitingFor=after["waitingFor"], ended=not job.run.active)
         return after
 
     def move(self, job, phase, reaping=False, **fields):
@@ -189,8 +195,8 @@ class JobRegistry:
                     break
                 gevent.sleep(0.005)
 
-    def remove(self, job):
-        """Forget an ended job and remove its directory."""
+    def remove(self, job, news=True):
+        """Forget an ended job and remove its directory (`news`: tell the feed)."""
         row = job.row()
         job.removed = True
         self.jobs.pop(job.id, None)
@@ -199,6 +205,8 @@ class JobRegistry:
             del self.by_request_id[request_id]
         with job.write_lock:
             store.remove_tree(self.job_dir(job))
+        if news:
+            self.bus.publish("remove", "removed", job.id, job.name)
         for hook in list(self.on_remove):
             try:
                 hook(row)

@@ -16,8 +16,10 @@ same book for its connection (roost.jobs.agent_links).
 """
 
 import logging
+import time
 
 import gevent
+import gevent.event
 
 from roost.errors import RoostError
 from roost.jobs.record import now_ms
@@ -34,6 +36,7 @@ class ReplyDesk:
         self.runner = runner
         self.links = links
         self._typists = {}          # job id -> the greenlet typing its queued replies
+        self._typed = {}            # job id -> an Event set when its typist took an item off
         runner.on_started.append(self.kick)
 
     def reply(self, job, text, mode, request_id):
@@ -55,6 +58,7 @@ class ReplyDesk:
                                             "and the agent is not connected")
         if not job.running:
             self.queue(job, text, mode, request_id)
+            self._feed_reply(job, text, mode)
             try:
                 self.runner.wake(job)
             except RoostError as error:   # held back (it keeps dying) or cannot run
@@ -63,15 +67,18 @@ class ReplyDesk:
         if job.protocol:
             # Delivered over its connection at once when it has one; kept until its ack.
             self.queue(job, text, mode, request_id)
+            self._feed_reply(job, text, mode)
             return {"delivered": connected, "saved": True}
         terminal = job.terminal
         reading = terminal.reading if terminal is not None else {}
         # The user's own answer to a dialog is typed at once: that is how a person
         # answers one (what is queued waits for a screen that waits for text).
-        now = mode == "steer" or shows_dialog(reading) or (not replies.queued and ready_for_text(reading))
+        now = mode == "steer" or shows_dialog(reading) or (not replies.pending and ready_for_text(reading))
         if terminal is None or not now:
             self.queue(job, text, mode, request_id)
+            self._feed_reply(job, text, mode)
             return {"delivered": False, "saved": True}
+        self._feed_reply(job, text, mode)
         result = terminal.type_text(text, "steer")
         replies.remember(request_id, 0)
         self._after_typing(job, result)
@@ -79,14 +86,29 @@ class ReplyDesk:
             return {"delivered": True, "saved": False}
         return {"delivered": False, "saved": False, "error": result["error"]}
 
-    def queue(self, job, text, mode=None, request_id=None, kind=None):
-        """Keep a reply for the job (on disk before this returns) and get it delivered."""
+    def _feed_reply(self, job, text, mode):
+        self.registry.bus.publish("reply", f"reply: {text}", job.id, job.name, mode=mode)
+
+    def queue(self, job, text, mode=None, request_id=None, kind=None, extra=None):
+        """Keep a reply, or an agent item (`kind`), for the job (on disk before this
+        returns) and get it delivered; returns its item."""
         before = job.row()
-        job.replies().add(text, mode=mode, request_id=request_id, kind=kind)
+        item = job.replies().add(text, mode=mode, request_id=request_id, kind=kind, extra=extra)
         self.registry.notify(job, before)
         if job.protocol:
             self.links.send_latest(job)
         self.kick(job)
+        return item
+
+    def wait_typed(self, job, seq, timeout):
+        """Whether the item `seq` was typed (taken off the book) within `timeout` s."""
+        deadline = time.monotonic() + timeout
+        while any(item["seq"] == seq for item in job.replies().pending):
+            if time.monotonic() >= deadline or job.terminal is None:
+                return False
+            event = self._typed.setdefault(job.id, gevent.event.Event())
+            event.wait(min(0.5, max(0.0, deadline - time.monotonic())))
+        return True
 
     def kick(self, job):
         """Start the job's typing greenlet when it has replies waiting and a live screen."""
@@ -95,7 +117,7 @@ class ReplyDesk:
         typist = self._typists.get(job.id)
         if typist is not None and not typist.dead:
             return
-        if not job.replies().queued:
+        if not job.replies().pending:
             return
         self._typists[job.id] = gevent.spawn(self._type_queued, job, job.terminal)
 
@@ -107,17 +129,23 @@ class ReplyDesk:
         replies = job.replies()
         try:
             while job.terminal is terminal and not terminal.closed:
-                waiting = [item for item in replies.pending if not item.get("kind")]
+                waiting = replies.pending     # the user's replies and agent items, in seq order
                 if not waiting:
                     return
                 item = waiting[0]
                 terminal.wait_for(lambda: ready_for_text(terminal.reading))
                 if job.terminal is not terminal or terminal.closed or terminal.eof.is_set():
                     return
-                result = terminal.type_text(item["text"], "steer")
+                text = item["text"]
+                if item.get("kind") and not terminal.screen.bracketed_paste:
+                    text = " ".join(text.split())   # each newline would be an Enter
+                result = terminal.type_text(text, "steer")
                 if not result["submitted"] and (terminal.closed or terminal.eof.is_set()):
                     return   # it ended: the reply stays for its next start
                 replies.ack(item["seq"], exact=True)
+                typed = self._typed.pop(job.id, None)
+                if typed is not None:
+                    typed.set()
                 self._after_typing(job, result)
         finally:
             if self._typists.get(job.id) is gevent.getcurrent():

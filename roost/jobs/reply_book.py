@@ -15,6 +15,7 @@ from roost.errors import RoostError
 
 VERSION = 1
 MAX_PENDING = 50          # spec: `full` past 50 waiting
+MAX_ITEMS = 20            # M43: 20 agent items (messages, reports, notices) waiting per session
 KEEP_REQUEST_IDS = 100    # M36: a job remembers its last 100 reply ids
 
 
@@ -33,7 +34,13 @@ class ReplyBook:
 
     @property
     def queued(self):
+        """The user's replies waiting (JobRow.queued)."""
         return sum(1 for item in self.data["pending"] if not item.get("kind"))
+
+    @property
+    def items(self):
+        """Agent items waiting (kind set: a message, a report, a notice)."""
+        return sum(1 for item in self.data["pending"] if item.get("kind"))
 
     def answer_for(self, request_id):
         """The seq a request id was taken as, or None when it is new."""
@@ -49,6 +56,8 @@ class ReplyBook:
         """Queue a reply; returns its item. Raises `full` at MAX_PENDING user replies."""
         if not kind and self.queued >= MAX_PENDING:
             raise RoostError("full", f"{MAX_PENDING} replies are already waiting for this job")
+        if kind and self.items >= MAX_ITEMS:
+            raise RoostError("full", f"{MAX_ITEMS} messages and notices are already waiting for this session")
         seq = self.data["nextSeq"]
         item = {"seq": seq, "text": text, "at": int(time.time() * 1000)}
         if mode:

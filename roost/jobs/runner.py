@@ -7,6 +7,7 @@ A run moves starting -> running -> stopping -> ended through JobRegistry.move on
 """
 
 import logging
+import os
 
 import gevent
 
@@ -46,6 +47,7 @@ class JobRunner:
         Raises RoostError (bad_request) with the reason when it cannot run; the job is
         then failed with that reason."""
         argv = list(argv or job.launch["argv"])
+        first = job.state is None
         self._retire(job)
         self.registry.move(job, "starting")
         try:
@@ -62,6 +64,7 @@ class JobRunner:
                 self.registry.move(job, "ended")
             raise
         log.info("job %s started: pid %d, %s", job.id, pid, argv[0])
+        self._publish_start(job, argv, first)
         early, job.run.early_exit = job.run.early_exit, None
         if early is not None:
             self.ends.exited(early)   # it ended before its start was recorded
@@ -71,6 +74,13 @@ class JobRunner:
             except Exception:
                 log.exception("a start hook failed")
         return job
+
+    def _publish_start(self, job, argv, first):
+        parent = self.registry.get(job.record.get("parentSession") or "")
+        who = {"who": parent.name, "who_id": parent.id} if parent is not None and first else {}
+        program = os.path.basename(argv[0])
+        text = f"started: {program} in {job.record.get('cwd')}" if first else f"started again: {program}"
+        self.registry.bus.publish("start" if first else "restart", text, job.id, job.name, **who)
 
     def _spawn(self, job, argv):
         env = launch.job_environ(job, self.socket_path, self.registry.job_dir(job))

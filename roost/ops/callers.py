@@ -31,6 +31,8 @@ REFUSED = {
     "report": _ANYONE,
     "ack": _ANYONE,
     "peer_register": _ANYONE,
+    # roost's own: a job's process speaks for its job (a terminal agent's shell tool).
+    "speak_for": _ANYONE,
     "dispatch": _PERSON_ONLY,
     "stop": _PERSON_ONLY,
     "rm": _PERSON_ONLY,

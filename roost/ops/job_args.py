@@ -4,6 +4,8 @@
 
 import os
 
+import gevent.event
+
 from roost.errors import RoostError, bad_request
 from roost.jobs import launch as launching
 from roost.jobs import profiles
@@ -87,3 +89,42 @@ def read_dispatch(args, config):
     if isinstance(worktree, dict):
         fields["worktree"] = {key: worktree.get(key) for key in ("path", "branch", "base") if key in worktree}
     return fields, launch, type_task
+
+
+def launch_job(services, args, request_id=None, extra=None):
+    """A job from a DispatchArgs (`dispatch`, `spawn`): made, started, its first task
+    queued; {id, name}. `extra`: row fields of the launcher's (a spawn's parent)."""
+    registry = services.jobs
+    if request_id is not None:
+        # M36: a resend gets the job the first one made, whatever its other arguments.
+        earlier = registry.get(registry.by_request_id.get(request_id))
+        if earlier is not None:
+            return {"id": earlier.id, "name": earlier.name}
+        running = registry.dispatching.get(request_id)
+        if running is not None:
+            job = running.get()
+            return {"id": job.id, "name": job.name}
+    fields, launch, type_task = read_dispatch(args, services.config.current())
+    fields.update(extra or {})
+    marker = gevent.event.AsyncResult()
+    if request_id is not None:
+        registry.dispatching[request_id] = marker
+    try:
+        job = registry.create(fields, launch, request_id)
+        try:
+            services.runner.start(job)
+        except RoostError:
+            registry.remove(job, news=False)   # it never ran: nothing to show for it
+            raise
+        if type_task:
+            # The first task is reply 1: typed once the agent first waits for text, or
+            # delivered to a protocol agent when it connects (CONTRACT.md "Agent profiles").
+            services.replies.queue(job, type_task)
+        marker.set(job)
+    except BaseException as error:
+        marker.set_exception(error)
+        raise
+    finally:
+        if request_id is not None:
+            registry.dispatching.pop(request_id, None)
+    return {"id": job.id, "name": job.name}

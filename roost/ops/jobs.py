@@ -3,14 +3,12 @@ rename, reorder and reply. Each reads its arguments and calls the job registry
 (`call.services.jobs`), the runner or the reply desk; every answer comes after its
 effect is on disk."""
 
-import gevent.event
-
 from roost.errors import RoostError, bad_request, not_found
 from roost.jobs import launch as launching
 from roost.jobs.record import now_ms
 from roost.ops import args as read
 from roost.ops import op
-from roost.ops.job_args import read_dispatch
+from roost.ops.job_args import launch_job
 
 # `list` without `all`: live jobs, pinned ones, and those that ended in the last day.
 RECENT_MS = 24 * 60 * 60 * 1000
@@ -22,41 +20,7 @@ def _job(call, name="id"):
 
 @op("dispatch")
 def dispatch(call):
-    services = call.services
-    registry = services.jobs
-    request_id = launching.request_id(call.args)
-    if request_id is not None:
-        # M36: a resend gets the job the first one made, whatever its other arguments.
-        earlier = registry.get(registry.by_request_id.get(request_id))
-        if earlier is not None:
-            return {"id": earlier.id, "name": earlier.name}
-        running = registry.dispatching.get(request_id)
-        if running is not None:
-            job = running.get()
-            return {"id": job.id, "name": job.name}
-    fields, launch, type_task = read_dispatch(call.args, services.config.current())
-    marker = gevent.event.AsyncResult()
-    if request_id is not None:
-        registry.dispatching[request_id] = marker
-    try:
-        job = registry.create(fields, launch, request_id)
-        try:
-            services.runner.start(job)
-        except RoostError:
-            registry.remove(job)   # it never ran: nothing to show for it
-            raise
-        if type_task:
-            # The first task is reply 1: typed once the agent first waits for text, or
-            # delivered to a protocol agent when it connects (CONTRACT.md "Agent profiles").
-            services.replies.queue(job, type_task)
-        marker.set(job)
-    except BaseException as error:
-        marker.set_exception(error)
-        raise
-    finally:
-        if request_id is not None:
-            registry.dispatching.pop(request_id, None)
-    return {"id": job.id, "name": job.name}
+    return launch_job(call.services, call.args, launching.request_id(call.args))
 
 
 def _listed(job, now):
@@ -88,7 +52,7 @@ def list_jobs(call):
             if job.state is not None     # not until its start is recorded
             and (everything or _listed(job, now)) and (directory is None or _in_dir(job, directory))]
     jobs.sort(key=sort_key)
-    return {"jobs": [job.row() for job in jobs]}
+    return {"jobs": [call.services.with_parent_open(job.row()) for job in jobs]}
 
 
 @op("resolve", quick=True)

@@ -45,6 +45,10 @@ class Session:
     def send_event(self, event):
         self._outlet.send_event(event)
 
+    def send_line(self, data):
+        """A push already encoded (one encoding for many subscribers)."""
+        self._outlet.send_line(data)
+
     @property
     def unsent(self):
         """Bytes queued for this client that its socket has not taken yet."""

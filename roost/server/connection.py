@@ -58,6 +58,9 @@ class Connection:
     def send_event(self, event):
         self._send(codec.encode(event) + b"\n")
 
+    def send_line(self, data):
+        self._send(data)
+
     def _send(self, data):
         if self.closed:
             return

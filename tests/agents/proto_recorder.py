@@ -19,7 +19,9 @@ and exits 0 without another report). When roost refuses it for good it writes
 `refused.json` ({code}) and exits 4.
 
 Environment (a test's launch env): PROTO_RELAY_SOCKET speaks through that socket instead of
-ROOST_SOCKET; PROTO_TOKEN uses that token instead of the job's.
+ROOST_SOCKET; PROTO_TOKEN uses that token instead of the job's; PROTO_MESSAGES=1 takes
+peer items (on_message: each a line of `messages.jsonl`, {seq, kind, text, from, relation});
+PROTO_HOLD_MESSAGES=1 then holds each until the file `release` is in the job directory.
 
 `proto_crasher.py` is the same agent, dying in its handler on a given text.
 """
@@ -75,14 +77,26 @@ def call(agent, text):
         return {"code": "timeout"}
 
 
+def on_message(message):
+    directory = job_dir()
+    if os.environ.get("PROTO_HOLD_MESSAGES"):
+        deadline = time.monotonic() + 30
+        while not os.path.exists(os.path.join(directory, "release")) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    record(directory, {"seq": message.seq, "kind": message.kind, "text": message.text,
+                       "from": message.sender, "relation": message.relation}, name="messages.jsonl")
+
+
 def make_agent(on_reply):
     relay = os.environ.get("PROTO_RELAY_SOCKET")
     token = os.environ.get("PROTO_TOKEN")
-    agent = roost_agent.RoostAgent.from_env("proto-recorder", version="1", on_reply=on_reply)
+    messages = on_message if os.environ.get("PROTO_MESSAGES") else None
+    agent = roost_agent.RoostAgent.from_env("proto-recorder", version="1", on_reply=on_reply, on_message=messages)
     if agent is None or not (relay or token):
         return agent
     return roost_agent.RoostAgent(agent.job_id, token or agent._token, relay or agent._socket_path,
-                                  job_dir=job_dir(), name="proto-recorder", version="1", on_reply=on_reply)
+                                  job_dir=job_dir(), name="proto-recorder", version="1", on_reply=on_reply,
+                                  on_message=messages)
 
 
 def main(crash_on=None):

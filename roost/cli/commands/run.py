@@ -39,20 +39,31 @@ _THE_TERMINALS_OWN = ("TERM", "TERMCAP", "COLUMNS", "LINES", "TERM_PROGRAM", "TE
 
 
 def main(opts, ctx):
+    args = dispatch_args(opts, ctx, "run")
+    if args is None:
+        return ExitStatus.USAGE
+    result = ctx.call_once("dispatch", args)
+    ctx.show(opts, result, f"started {result['id']} {result['name']}")
+    return ExitStatus.OK
+
+
+def dispatch_args(opts, ctx, command):
+    """The DispatchArgs of `roost run` (and `roost spawn`); None, said why, when the
+    options cannot make one."""
     from roost.bundle.userenv import user_environ
 
     words = list(opts["<command>"] or [])
     cwd = os.path.abspath(opts["--cwd"] or ctx.env.get("PWD") or os.getcwd())
     if not os.path.isdir(cwd):
-        ctx.stderr.write(f"roost run: {cwd} is not a directory\n")
-        return ExitStatus.USAGE
+        ctx.stderr.write(f"roost {command}: {cwd} is not a directory\n")
+        return None
     environ = user_environ(ctx.env)
     for name in _THE_TERMINALS_OWN:
         environ.pop(name, None)
     for name in [name for name, value in environ.items() if not _is_text(name) or not _is_text(value)]:
         # Bytes that are not UTF-8 (os.environ keeps them as lone surrogates) cannot go
         # over the wire; the job gets the rest of the environment.
-        ctx.stderr.write(f"roost run: {ascii(name)} is left out of the job's environment: "
+        ctx.stderr.write(f"roost {command}: {ascii(name)} is left out of the job's environment: "
                          "its name or value is not UTF-8 text\n")
         del environ[name]
     args = {"kind": "shell", "cwd": cwd, "command": [], "env": environ,
@@ -69,9 +80,7 @@ def main(opts, ctx):
     size = shutil.get_terminal_size((0, 0))
     if size.columns >= 2 and size.lines >= 2:
         args["rows"], args["cols"] = size.lines, size.columns
-    result = ctx.call_once("dispatch", args)
-    ctx.show(opts, result, f"started {result['id']} {result['name']}")
-    return ExitStatus.OK
+    return args
 
 
 def _is_text(value):

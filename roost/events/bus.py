@@ -1,0 +1,70 @@
+"""The event bus: what happened is published once, where it happens (a job started, a
+state change that matters, a reply, a message, a report, a notice, a removal, the
+daemon's own start), and its listeners hear of it once it is in the feed, in seq order.
+
+Publishing never waits: events wait in a batch for the one writer greenlet, which writes
+them to the feed (one durable append for all that came meanwhile) and then tells the
+listeners. Nothing polls rows to find out what changed.
+"""
+
+import logging
+import time
+
+import gevent
+
+log = logging.getLogger(__name__)
+
+TEXT_LIMIT = 300
+RETRY_S = 1.0        # a feed that cannot be written is tried again this often
+
+
+def one_line(text, limit=TEXT_LIMIT):
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+class EventBus:
+    def __init__(self, feed):
+        self.feed = feed
+        self.listeners = []          # fn(event) for each event, once it is in the feed
+        self._pending = []
+        self._writer = None
+
+    def publish(self, kind, text, job_id=None, name=None, who=None, who_id=None, **fields):
+        """One event: its `kind`, one line of `text`, the job it is about (`job_id`,
+        `name`) and what caused it when a job did (`who`, `who_id`)."""
+        event = {"at": int(time.time() * 1000), "kind": kind, "id": job_id, "name": name,
+                 "text": one_line(text)}
+        if who_id is not None:
+            event["who"] = who
+            event["whoId"] = who_id
+        event.update(fields)
+        self._pending.append(event)
+        if self._writer is None:
+            self._writer = gevent.spawn(self._write_loop)
+
+    def _write_loop(self):
+        try:
+            while self._pending:
+                batch, self._pending = self._pending, []
+                try:
+                    self.feed.append(batch)
+                except OSError as error:
+                    log.error("the feed cannot be written (%s): %d events wait", error, len(batch))
+                    self._pending[:0] = batch
+                    gevent.sleep(RETRY_S)
+                    continue
+                for event in batch:
+                    for listener in list(self.listeners):
+                        try:
+                            listener(event)
+                        except Exception:
+                            log.exception("an event listener failed")
+        finally:
+            self._writer = None
+
+    def flush(self, timeout=5.0):
+        """Wait until every event published so far is written and told (the daemon leaves)."""
+        writer = self._writer
+        if writer is not None:
+            writer.join(timeout)

@@ -1,0 +1,102 @@
+"""The agent-to-agent ops (M9, M43, M50): peer_register, peers, send, watch, spawn,
+handback, peer_ack, and roost's own speak_for.
+
+A session is a connection that speaks for one: a protocol agent's after its report, a
+process roost did not start after `peer_register`, or any process of a job (a terminal
+agent's shell tool running `roost send ...`) after `speak_for` with its job's id and
+token, which lets it take part without a report, so that job's row is still read from
+its screen.
+"""
+
+import hmac
+
+from roost.errors import RoostError
+from roost.jobs.launch import fold_name
+from roost.ops import args as read
+from roost.ops import callers, op
+from roost.ops.job_args import launch_job
+
+HANDBACK_STATES = ("done", "blocked", "failed")
+HANDBACK_TEXT = 2000
+
+
+def _asker(call):
+    return call.services.directory.of_session(call.session)
+
+
+@op("speak_for")
+def speak_for(call):
+    job_id = read.text(call.args, "id", min_length=1)
+    token = read.text(call.args, "token")
+    job = call.services.jobs.get(job_id)
+    if job is None:
+        raise RoostError("not_found", f"no job {job_id}")
+    if not hmac.compare_digest(token.encode("utf-8"), job.token.encode("utf-8")):
+        raise RoostError("unauthorized", "this token is not the job's")
+    if not job.speaks:
+        raise RoostError("unauthorized", f"job {job.id} has ended: it speaks for no one")
+    call.session.identify(callers.SESSION, job.id)
+    return {"id": job.id, "name": job.name}
+
+
+@op("peer_register")
+def peer_register(call):
+    name = fold_name(read.text(call.args, "name", min_length=1, trim=True))
+    cwd = read.text(call.args, "cwd", min_length=1)
+    pid = read.integer(call.args, "pid", minimum=1)
+    session_file = read.text(call.args, "session", default=None)
+    if call.session.caller == callers.SESSION and call.session.job_id:
+        raise RoostError("bad_request", "this connection already speaks for a job")
+    peer_id = call.services.directory.register(call.session, name, cwd, pid, session_file)
+    call.session.identify(callers.SESSION)
+    return {"id": peer_id}
+
+
+@op("peers")
+def peers(call):
+    return {"peers": call.services.directory.listed(_asker(call))}
+
+
+@op("send")
+def send(call):
+    to = read.text(call.args, "to", min_length=1, trim=True)
+    message = read.text(call.args, "message")
+    return call.services.messenger.send(_asker(call), to, message)
+
+
+@op("watch")
+def watch(call):
+    target = read.text(call.args, "id", min_length=1, trim=True)
+    when = read.choice(call.args, "when", ("idle", "ended"))
+    return call.services.watches.add(_asker(call), target, when)
+
+
+@op("spawn")
+def spawn(call):
+    """A session's child: its row carries parentSession and rootSession. A protocol
+    agent does not spawn: its children would have no panel to show in."""
+    asker = _asker(call)
+    if asker.job is not None and asker.job.protocol:
+        raise RoostError("unsupported", "a protocol agent does not spawn sessions")
+    launch = read.mapping(call.args, "launch")
+    return launch_job(call.services, launch, extra={"parentSession": asker.id, "rootSession": asker.root})
+
+
+@op("handback")
+def handback(call):
+    asker = _asker(call)
+    if asker.job is None:
+        raise RoostError("unsupported", "handback is a spawned job's: a foreground session has no parent here")
+    state = read.choice(call.args, "state", HANDBACK_STATES)
+    parts = [read.text(call.args, name, default=None) for name in ("result", "question", "error")]
+    text = " ".join(part.strip() for part in parts if part and part.strip())[:HANDBACK_TEXT]
+    return {"routed": call.services.messenger.handback(asker, state, text or state)}
+
+
+@op("peer_ack")
+def peer_ack(call):
+    asker = _asker(call)
+    if asker.job is not None:
+        raise RoostError("unsupported", "peer_ack is a foreground session's (a job acks with ack)")
+    call.services.messenger.foreground_ack(asker, read.text(call.args, "ref", min_length=1))
+    return {}

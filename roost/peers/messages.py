@@ -1,0 +1,134 @@
+"""Messages between sessions (M43, M50): `send`, a child's `handback`, and the agent
+items they make (`message`, `report`, and the watches' `notice`).
+
+An item is kept in the target job's reply book until its agent took it (a protocol
+agent acks it with `exact: true`; a terminal agent has it typed once its screen waits
+for text, with a reply's submission check); a foreground peer gets it on its connection
+and acks it with `peer_ack`. The rules of `send`: 8000 characters at most (`too_long`),
+30 a minute from one sender (`rate_limited`), 20 items waiting for one session (`full`),
+the same text to the same session within a minute is not sent again (`duplicate`).
+"""
+
+import collections
+import logging
+import secrets
+import time
+
+from roost.errors import RoostError
+from roost.peers import envelope
+from roost.peers.directory import relation
+from roost.term.reading import ready_for_text, shows_dialog
+
+log = logging.getLogger(__name__)
+
+MAX_TEXT = 8000
+RATE = 30                   # messages a sender may send in RATE_WINDOW_S
+RATE_WINDOW_S = 60.0
+DUPLICATE_WINDOW_S = 60.0
+TYPED_WAIT_S = 5.0          # a message typed at once: the time its submission check may take
+
+
+class Messenger:
+    def __init__(self, directory, runner, desk, links, bus):
+        self.directory = directory
+        self.runner = runner
+        self.desk = desk
+        self.links = links
+        self.bus = bus
+        self._sent = collections.defaultdict(collections.deque)   # sender id -> times it sent
+        self._recent = {}                                          # (sender, target, text) -> time
+        self._foreground = {}                                      # ref -> (peer id, item) until peer_ack
+
+    # -- send -------------------------------------------------------------------------
+
+    def send(self, sender, query, text):
+        """The `send` op: a SendResult, or the spec's refusal."""
+        text = text.strip()
+        if not text:
+            raise RoostError("bad_request", "message must not be empty")
+        if len(text) > MAX_TEXT:
+            raise RoostError("too_long", f"a message is at most {MAX_TEXT} characters ({len(text)} given)")
+        target = self.directory.find(sender, query)
+        related = relation(sender, target)
+        result = {"id": target.id, "name": target.name, "relation": related}
+        now = time.monotonic()
+        key = (sender.id, target.id, text)
+        if now - self._recent.get(key, -DUPLICATE_WINDOW_S) < DUPLICATE_WINDOW_S:
+            return dict(result, outcome="duplicate")
+        sent = self._sent[sender.id]
+        while sent and now - sent[0] >= RATE_WINDOW_S:
+            sent.popleft()
+        if len(sent) >= RATE:
+            raise RoostError("rate_limited", f"at most {RATE} messages a minute from one session")
+        outcome = self.deliver(target, "message", envelope.message(sender, relation(target, sender), text),
+                               sender)
+        sent.append(now)
+        self._recent = {k: at for k, at in self._recent.items() if now - at < DUPLICATE_WINDOW_S}
+        self._recent[key] = now
+        self.bus.publish("message", f"to {target.name}: {text}", target.id, target.name,
+                         who=sender.name, who_id=sender.id, outcome=outcome["outcome"])
+        return dict(result, **outcome)
+
+    # -- handback ---------------------------------------------------------------------
+
+    def handback(self, child, state, text):
+        """A spawned session's run ended: its parent gets a `report` item. Whether it
+        had somewhere to go."""
+        if child.parent is None:
+            return False
+        parent = next((peer for peer in self.directory.candidates(child) if peer.id == child.parent), None)
+        if parent is None or not parent.takes_items:
+            return False
+        self.deliver(parent, "report", envelope.report(child, relation(parent, child), state, text), child)
+        self.bus.publish("report", f"from {child.name}: {state}: {text}", parent.id, parent.name,
+                         who=child.name, who_id=child.id)
+        return True
+
+    # -- delivery ---------------------------------------------------------------------
+
+    def deliver(self, target, kind, text, sender=None):
+        """An agent item for `target`: {"outcome", "dialog"?} in the spec's words."""
+        extra = {"from": sender.name, "fromId": sender.id, "relation": relation(target, sender)} if sender else {}
+        if target.job is None:
+            return self._to_foreground(target, kind, text, extra)
+        job = target.job
+        if not target.takes_items:
+            raise RoostError("unsupported", f"{target.name} is a protocol agent that takes no messages "
+                                            "(its hello did not say agent-items)")
+        waiting_before = bool(job.replies().pending)
+        item = self.desk.queue(job, text, kind=kind, extra=extra)
+        if not job.running:
+            return self._wake_for(job)
+        if job.protocol:
+            connected = self.links.connected(job) and job.id in self.links.agent_items
+            return {"outcome": "delivered" if connected else "queued"}
+        reading = job.terminal.reading if job.terminal is not None else {}
+        if shows_dialog(reading):
+            return {"outcome": "queued", "dialog": True}
+        if not waiting_before and ready_for_text(reading) and self.desk.wait_typed(job, item["seq"], TYPED_WAIT_S):
+            return {"outcome": "delivered"}
+        return {"outcome": "queued"}
+
+    def _wake_for(self, job):
+        if job.state == "stopped" and not job.record.get("reaped"):
+            return {"outcome": "stopped"}      # stopped on purpose: it waits for its next start
+        try:
+            self.runner.wake(job)
+        except RoostError as error:
+            log.info("job %s not started for a message: %s", job.id, error.text)
+            return {"outcome": "not running"}
+        return {"outcome": "started"}
+
+    def _to_foreground(self, target, kind, text, extra):
+        ref = secrets.token_hex(6)
+        event = dict({"event": "deliver", "id": target.id, "ref": ref, "kind": kind, "text": text}, **extra)
+        self._foreground[ref] = (target.id, event)
+        target.session.on_close(lambda closed, ref=ref: self._foreground.pop(ref, None))
+        target.session.send_event(event)
+        return {"outcome": "delivered"}
+
+    def foreground_ack(self, peer, ref):
+        held = self._foreground.get(ref)
+        if held is None or held[0] != peer.id:
+            raise RoostError("not_found", f"no item {ref!r} waits for this session")
+        del self._foreground[ref]
