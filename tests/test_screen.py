@@ -288,3 +288,26 @@ def test_a_sequence_split_by_freezing_is_completed_after():
     screen.feed(b"\xb8\xad")
     assert screen.lines()[0] == "abc\u4e2d"
     assert screen._active.buffer[0][2].fg == "red"
+
+
+def test_a_zero_width_character_that_combines_with_nothing_cuts_nothing():
+    # pyte alone drops the rest of the run after U+FE0F (an emoji's variation selector).
+    screen = Screen(3, 40)
+    screen.feed("⚠\ufe0f Dangerous command: rm -rf\r\nzero\u200bwidth\u200d joiner\r\n".encode())
+    assert screen.lines()[:2] == ["⚠ Dangerous command: rm -rf", "zerowidth joiner"]
+
+
+def test_take_change_says_whether_the_text_shown_changed_not_the_bytes():
+    screen = Screen(4, 40)
+    screen.feed(b"> waiting\r\n")
+    assert screen.take_change() is True and screen.take_change() is False
+    screen.feed(b"\x1b[1;1H> waiting")                 # the same text drawn again
+    assert screen.take_change() is False
+    screen.feed(b"\x1b]0;a new title\x07\x1b[3;5H")    # a title, a cursor move
+    assert screen.take_change() is False
+    screen.feed(b"\x1b[1;1H> working")
+    assert screen.take_change() is True
+    screen.feed(b"\x1b[?1049h")                         # the other screen shows
+    assert screen.take_change() is True
+    screen.resize(5, 40)
+    assert screen.take_change() is True

@@ -421,3 +421,29 @@ def test_under_the_daemons_real_patching():
     assert outcome["typed"] == {"submitted": True, "error": None}
     assert "echo: patched" in outcome["text"]
     assert "waiting" in outcome["states"] and "busy" in outcome["states"]
+
+
+def test_a_screen_that_redraws_the_same_text_while_it_waits_settles_and_waits(jobs):
+    # Its prompt is drawn again every 0.1 s and its title changes: output never stops
+    # for the settle time, what it shows does.
+    for term in ({"settleMs": 300}, {"settleMs": 300, "working": r"^working$", "waiting": r"^> ?$"}):
+        job = jobs(agent("idle_redraw.py"), term=term)
+        job.wait_status("waiting")
+        changes = len(job.changes)
+        gwait(lambda: job.log_bytes().count(b"\x1b]0;") > 20, what="twenty more redraws")
+        assert len(job.changes) == changes and job.terminal.reading["status"] == "waiting"
+
+
+def test_a_line_whose_text_changes_is_work_without_a_working_pattern(jobs):
+    job = jobs(agent("idle_redraw.py", "words"), term={"settleMs": 300})
+    gwait(lambda: "tick 5" in job.terminal.text(), what="the clock")
+    assert job.terminal.reading["state"] == "working"
+
+
+def test_a_flood_of_positioned_updates_is_not_skipped_over(jobs):
+    # Skipping ahead suits a stream of lines; a TUI redrawing in place would keep rows
+    # of a screen that is long gone.
+    job = jobs(agent("tui_flood.py"), term={"settleMs": 200}, cols=120)
+    gwait(lambda: "flood done" in job.terminal.text(), timeout=20, what="the flood fed")
+    lines = job.terminal.text().splitlines()
+    assert lines[0] == "" and lines[1].startswith("line 2 step 299")

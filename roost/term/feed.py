@@ -11,9 +11,16 @@ log keeps every byte) and goes to it a slice at a time:
 - under a flood (output that has kept coming for STREAM_AFTER, faster than it is fed)
   a screen gets a slice only every STALE_SCREEN, is packed small in between (`pack`),
   and catches up from the tail once the flood ends or someone reads the screen.
+
+Only a flood of lines skips ahead: a burst (a full-screen program's repaint, tens of KiB
+at once) and output that moves the cursor about (a TUI streaming in place) are fed whole,
+a slice a turn, since skipping part of a repaint that only redraws what changed would
+leave rows of an older screen standing. A screen that did skip is rebuilt from the log's
+tail once its flood ends (`skipped`).
 """
 
 import gc
+import re
 import time
 
 import gevent
@@ -21,12 +28,15 @@ import gevent.socket
 
 SLICE = 1024                  # bytes fed to pyte in one go (about 1 ms)
 FEED_BUDGET = 0.002           # seconds of feeding in one turn of the loop, all screens
-SCREEN_BACKLOG = 16 * 1024    # more unfed than this: the screen skips ahead to the tail
+SCREEN_BACKLOG = 16 * 1024    # more unfed than this under a flood: the screen skips ahead
+MAX_BACKLOG = 1024 * 1024     # ... and this much, flood or not
 SKIP_TO = 6 * 1024
 FLOW_GAP = 0.05               # output after a quiet gap this long starts a new flow
 STREAM_AFTER = 0.05           # a flow this long (with a backlog) is a flood
 STALE_SCREEN = 0.5            # under a flood a screen gets a slice this often
 YOUNG_COLLECTIONS = 4         # see collect_young
+# Cursor positioning (CUP, HVP, CUU/CUD/CUF/CUB, CHA, VPA): a program drawing in place.
+_POSITIONED = re.compile(rb"\x1b\[[0-9;]*[HfABCDGd]")
 
 
 class FeedBudget:
@@ -66,13 +76,14 @@ def collect_young():
 class ScreenFeed:
     """The output one screen has not been fed yet, and how output has been flowing."""
 
-    __slots__ = ("screen", "pending", "fed_at", "last_output", "flow_since")
+    __slots__ = ("screen", "pending", "fed_at", "last_output", "flow_since", "skipped")
 
     def __init__(self, screen):
         self.screen = screen
         self.pending = bytearray()
         self.fed_at = 0.0
         self.last_output = self.flow_since = time.monotonic()
+        self.skipped = False          # it skipped ahead since it was last rebuilt
 
     def take(self, data):
         now = time.monotonic()
@@ -80,8 +91,16 @@ class ScreenFeed:
             self.flow_since = now
         self.last_output = now
         self.pending += data
-        if len(self.pending) > SCREEN_BACKLOG:
+        if len(self.pending) > SCREEN_BACKLOG and self._may_skip(now):
             self._skip_ahead()
+
+    def _may_skip(self, now):
+        """A flood of lines may skip ahead: its tail shows what its screen would. Output
+        that moves the cursor about (a TUI redrawing in place) is fed whole: a skip would
+        leave rows of an older screen standing. Past MAX_BACKLOG, anything skips."""
+        if len(self.pending) > MAX_BACKLOG:
+            return True
+        return self.flooding(now) and _POSITIONED.search(self.pending) is None
 
     def flowing(self, now):
         return now - self.last_output < FLOW_GAP
@@ -129,6 +148,7 @@ class ScreenFeed:
             tail = tail[cut + 1:] if tail[cut:cut + 1] == b"\n" else tail[cut:]
         self.pending = bytearray(tail)
         self.screen.skip()
+        self.skipped = True
 
 
 def in_turns(step, idle=None):

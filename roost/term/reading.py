@@ -16,6 +16,7 @@ best roost can do for a program it knows nothing of.
 
 import logging
 import re
+import time
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +100,68 @@ class TermProfile:
                 break
         return {"state": "blocked", "status": "waiting", "waitingFor": "dialog", "summary": summary,
                 "question": " ".join(question.split())[:MAX_QUESTION], "choices": choices}
+
+
+SUMMARY_EVERY = 1.0           # a working screen's row text: at most this often
+CHECK_EVERY = 0.2             # a profile's working pattern, looked for between judgements
+
+
+class ScreenReading:
+    """What one job's screen says, kept up to date by its Terminal: judged once what it
+    shows has been still for the profile's settle time; meanwhile read as working as soon
+    as it changes, for a profile that does not say what working looks like, and for one
+    that does once its pattern shows (looked for at most every CHECK_EVERY), so an agent
+    that redraws itself while it waits still waits. Each method gives the new reading, or
+    None when it stays."""
+
+    __slots__ = ("profile", "current", "typed", "unjudged", "changed_at", "summary_at", "checked_at")
+
+    def __init__(self, profile, typed):
+        self.profile = profile
+        self.current = working_reading()
+        self.typed = typed                # text was typed: a wait after it is for an answer
+        self.unjudged = True              # what it shows changed since it was last judged
+        self.changed_at = time.monotonic()
+        self.summary_at = 0.0
+        self.checked_at = 0.0
+
+    def settle_left(self, now):
+        """Seconds until it may be judged; 0 when due; None when judged already."""
+        if not self.unjudged:
+            return None
+        return max(0.0, self.profile.settle - (now - self.changed_at))
+
+    def changed(self, lines_of):
+        """The screen shows other text now (`lines_of()` gives its lines)."""
+        now = time.monotonic()
+        self.unjudged = True
+        self.changed_at = now
+        reading = self.current
+        if reading["state"] == "working" and reading["status"] == "busy":
+            if now - self.summary_at < SUMMARY_EVERY:
+                return None
+            self.summary_at = now
+            return working_reading(last_line(lines_of()))
+        working = self.profile.working
+        if working is not None and now - self.checked_at < CHECK_EVERY:
+            return None
+        self.checked_at = now
+        lines = lines_of()
+        if working is not None and not working.search("\n".join(lines)):
+            return None
+        self.summary_at = now
+        return working_reading(last_line(lines))
+
+    def text_given(self, lines):
+        """Text was typed and submitted: at work until the screen is judged again."""
+        self.typed = True
+        self.unjudged = True
+        self.changed_at = time.monotonic()
+        return working_reading(last_line(lines))
+
+    def judge(self, lines):
+        self.unjudged = False
+        return self.profile.judge(lines, self.typed)
 
 
 _SHARED = {}    # jobs of one profile read their screens alike: one TermProfile for them

@@ -21,23 +21,20 @@ import gevent
 import gevent.event
 import gevent.lock
 
+from roost.term import keys, typist
 from roost.term.attachers import Attachers, live_view, without_reports
 from roost.term.feed import FLOW_GAP, SLICE, ScreenFeed, budget, feed_in_turns, in_turns
-from roost.term import keys
 from roost.term.output_log import OutputLog
 from roost.term.pty_reader import MORE, PARK, WAIT, PtyReader
 from roost.term.pty_writer import PtyWriter
-from roost.term.reading import last_line, shared_profile, working_reading
+from roost.term.reading import ScreenReading, shared_profile
 from roost.term.screen.screen import Screen
-from roost.term.typing_check import left_input_line
 
 log = logging.getLogger(__name__)
 
 REPLAY_SIZE = 32 * 1024       # log tail replayed into a new Terminal's screen
 OUTBOX_LIMIT = 1024 * 1024    # attacher keys waiting for a program that does not read
 WRITE_TIMEOUT = 5.0
-ECHO_WAIT = 0.5               # time a program gets to show typed text before submit keys
-SUMMARY_EVERY = 1.0           # the row text while output flows: at most this often
 
 
 class Terminal:
@@ -45,7 +42,7 @@ class Terminal:
     # types, attaches or waits is made then (writer, attachers, events).
     __slots__ = ("job_id", "fd", "job_dir", "profile", "screen", "on_change", "on_eof",
                  "verify_timeout", "write_timeout", "closed", "_log", "_reader", "_feed",
-                 "_typed", "_reading", "_unjudged", "_summary_at", "_attachers",
+                 "_read", "_attachers",
                  "_alt_exits_seen", "_repaint_due", "_changed", "_typing", "_writer_", "_eof",
                  "_at_eof", "_output_seen", "_saw_output")
 
@@ -64,10 +61,7 @@ class Terminal:
         self._log = OutputLog(job_dir, log_limit)
         self._reader = PtyReader(master_fd, job_id, self)
         self._feed = ScreenFeed(self.screen)
-        self._typed = typed
-        self._reading = working_reading()
-        self._unjudged = True
-        self._summary_at = 0.0
+        self._read = ScreenReading(self.profile, typed)
         self._attachers = None
         self._alt_exits_seen = 0
         self._repaint_due = False
@@ -80,7 +74,7 @@ class Terminal:
         self._saw_output = False
 
     @property
-    def _writer(self):
+    def writer(self):
         if self._writer_ is None:
             self._writer_ = PtyWriter(self.fd, self.job_id, self._wake)
         return self._writer_
@@ -110,25 +104,25 @@ class Terminal:
 
     @property
     def reading(self):
-        return dict(self._reading)
+        return dict(self._read.current)
 
     @property
     def judged(self):
         """The screen was judged since the last output (it has been quiet settleMs)."""
-        return not self._unjudged
+        return not self._read.unjudged
 
     @property
     def attached(self):
         return len(self._attachers) if self._attachers is not None else 0
 
     def text(self, last=None):
-        self._catch_up()
+        self.catch_up()
         return self.screen.text(last)
 
     def attach(self, sink):
         """`sink.write_output(bytes)` must not block; returning False drops the sink.
         `sink.end(why)`, when it has one, is told when the terminal lets it go."""
-        self._catch_up()
+        self.catch_up()
         self._alt_exits_seen = self.screen.alt_exits
         if self._attachers is None:
             self._attachers = Attachers(self.job_id)
@@ -145,12 +139,12 @@ class Terminal:
     def write_input(self, data, sink=None):
         """An attacher's keys; dropped (False) while a stalled program has a backlog.
         Only the first attacher's terminal answers the job's queries (Attachers)."""
-        if self.closed or self._writer.backlog > OUTBOX_LIMIT:
+        if self.closed or self.writer.backlog > OUTBOX_LIMIT:
             return False
         if sink is not None and self._attachers and not self._attachers.answers_queries(sink):
             data = without_reports(data)
         if data:
-            self._writer.enqueue(bytes(data))
+            self.writer.enqueue(bytes(data))
         return True
 
     def send_keys(self, names):
@@ -166,44 +160,23 @@ class Terminal:
             fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
         except OSError as error:
             log.info("job %s: resize failed: %s", self.job_id, error)
-        self._catch_up()
+        self.catch_up()
         self.screen.resize(rows, cols)
         self._freeze_if_quiet()
         self._wake()
 
     def type_text(self, text, mode="followUp", timeout=None):
-        """Types `text` and the submit keys, then checks the text left the input line.
-
-        followUp waits (up to `timeout` seconds, None: as long as the job lives) until
-        the screen is judged not working; steer types at once."""
+        """Types `text` and the submit keys, then checks the text left the input line
+        (roost.term.typist); one typing at a time. followUp waits (up to `timeout`
+        seconds, None: as long as the job lives) until the screen is judged not working;
+        steer types at once."""
         if self._typing is None:
             self._typing = gevent.lock.Semaphore()
         with self._typing:
-            if mode != "steer":
-                settled = self.wait_for(lambda: self._reading["state"] != "working"
-                                           or self._ended(), timeout)
-                if not settled:
-                    return _not_submitted("the job was still working when the wait ended")
-            if self._ended():
-                return _not_submitted("the job's terminal has ended")
-            self._catch_up()
-            before = self.screen.lines()
-            payload = text.encode("utf-8")
-            if payload and self.screen.bracketed_paste and ("\n" in text or "\r" in text):
-                payload = b"\x1b[200~" + payload + b"\x1b[201~"
-            if payload:
-                if not self._write_all(payload):
-                    return _not_submitted("the job is not reading its input")
-                self.wait_for(lambda: self.screen.lines() != before, ECHO_WAIT)
-            if not self._write_all(self.profile.submit.encode("utf-8")):
-                return _not_submitted("the job is not reading its input")
-            self._typed = True
-            left = self.wait_for(
-                lambda: left_input_line(before, self.screen.lines(), self.screen.cursor, text),
-                self.verify_timeout)
-            if not left:
-                return _not_submitted("the text was typed but stayed on the input line")
-            return {"submitted": True, "error": None}
+            result = typist.type_text(self, text, mode, timeout)
+        if result["submitted"]:
+            self._set_reading(self._read.text_given(self.screen.lines()))
+        return result
 
     def close(self):
         if self.closed:
@@ -228,7 +201,6 @@ class Terminal:
 
     def output(self, data):
         self._log.write(data)
-        self._unjudged = True
         if not self._saw_output:
             self._saw_output = True
             if self._output_seen is not None:
@@ -240,7 +212,7 @@ class Terminal:
     def next_step(self, got_output):
         feed = self._feed
         now = time.monotonic()
-        if feed.due(urgent=self._reading["status"] != "busy"):
+        if feed.due(urgent=self._read.current["status"] != "busy"):
             self._feed_slice()
             if feed.flooding(now) and not self._attachers:
                 feed.pack()       # its next slice is STALE_SCREEN away
@@ -248,10 +220,12 @@ class Terminal:
             return MORE, None
         if feed.pending or feed.flowing(now):
             return WAIT, FLOW_GAP     # the flood goes on; its screen's next slice waits
-        if self._unjudged:
-            quiet_for = now - feed.last_output
-            if quiet_for < self.profile.settle:
-                return PARK, self.profile.settle - quiet_for
+        if feed.skipped:
+            self._rebuild()
+        left = self._read.settle_left(now)
+        if left is not None:
+            if left > 0:
+                return PARK, left
             self._judge()
         return PARK, None
 
@@ -262,7 +236,7 @@ class Terminal:
         return bool(self._feed.pending)
 
     def ended(self):
-        self._catch_up()
+        self.catch_up()
         self._at_eof = True
         if self._eof is not None:
             self._eof.set()
@@ -282,21 +256,18 @@ class Terminal:
         answers = self.screen.answers()
         if answers and not self._attachers:
             # With an attacher its own terminal answers; answering too would answer twice.
-            self._writer.enqueue(answers)
+            self.writer.enqueue(answers)
         if self.screen.alt_exits != self._alt_exits_seen:
             self._alt_exits_seen = self.screen.alt_exits
             self._repaint_due = bool(self._attachers)
         if self._repaint_due and not self._feed.pending:
             self._repaint_due = False
             self._attachers.send(self.screen.render_ansi())
-        now = time.monotonic()
-        if (self._reading["state"] != "working" or self._reading["status"] != "busy"
-                or now - self._summary_at >= SUMMARY_EVERY):
-            self._summary_at = now
-            self._set_reading(working_reading(last_line(self.screen.lines())))
+        if self.screen.take_change():
+            self._set_reading(self._read.changed(self.screen.lines))
         self._wake()
 
-    def _catch_up(self):
+    def catch_up(self):
         """Feeds the backlog (at most SCREEN_BACKLOG) before the screen is read, a slice
         a turn of the loop within the shared budget: a peek during a flood must not hold
         every other connection for the ~16 ms a whole backlog takes. What comes
@@ -318,33 +289,47 @@ class Terminal:
         in_turns(step)
 
     def _judge(self):
-        self._unjudged = False
-        self._set_reading(self.profile.judge(self.screen.lines(), self._typed))
+        self._set_reading(self._read.judge(self.screen.lines()))
         self._freeze_if_quiet()
 
     def _freeze_if_quiet(self):
         """Quiet, judged and nobody attached: its cells are packed small until output
         comes (Screen.freeze)."""
-        if not self._unjudged and not self._attachers and not self._feed.pending and not self.closed:
+        if not self._read.unjudged and not self._attachers and not self._feed.pending and not self.closed:
             self.screen.freeze()
 
     def _replay_log(self, idle):
         """A terminal taken over after a daemon restart starts from its log's tail."""
+        tail = self._log_tail()
+        if tail:
+            feed_in_turns(self.screen, tail, idle)
+            self.screen.answers()   # those queries were answered when they were new
+
+    def _rebuild(self):
+        """The flood that made the screen skip ahead is over: what it shows is rebuilt from
+        the log's tail, so no row of a repaint it skipped stays standing."""
+        self._feed.skipped = False
+        self.screen.rebuild()
+        tail = self._log_tail()
+        if tail:
+            feed_in_turns(self.screen, tail, None)
+            self.screen.answers()
+        if self.screen.take_change():
+            self._set_reading(self._read.changed(self.screen.lines))
+
+    def _log_tail(self):
         tail = self._log.tail(REPLAY_SIZE)
-        if not tail:
-            return
         start = tail.find(b"\n")
         if 0 <= start < 4096 and len(tail) >= REPLAY_SIZE:
-            tail = tail[start + 1:]
-        feed_in_turns(self.screen, tail, idle)
-        self.screen.answers()   # those queries were answered when they were new
+            tail = tail[start + 1:]   # from a line's start: no half a sequence
+        return tail
 
     # -- readings and waiting -------------------------------------------------------------
 
     def _set_reading(self, reading):
-        if reading == self._reading:
+        if reading is None or reading == self._read.current:
             return
-        self._reading = reading
+        self._read.current = reading
         self._wake()
         if self.on_change is not None:
             try:
@@ -363,7 +348,7 @@ class Terminal:
         change of the screen, its reading, its writing or its end."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while not predicate():
-            if self._ended() and not self._feed.pending:
+            if self.finished and not self._feed.pending:
                 return predicate()
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
@@ -373,23 +358,9 @@ class Terminal:
             self._changed.wait(remaining)
         return True
 
-    def _ended(self):
+    @property
+    def finished(self):
+        """Closed, or the program's side of the pty is gone."""
         return self.closed or self._at_eof
 
     # -- writing --------------------------------------------------------------------------
-
-    def _write_all(self, data):
-        """Queues `data` and waits until the program's side took all of it. On timeout
-        what it did not take is withdrawn, so it cannot arrive late."""
-        writer = self._writer
-        start = writer.queued_end
-        end = start + len(data)
-        writer.enqueue(data)
-        if self.wait_for(lambda: writer.written >= end, self.write_timeout):
-            return True
-        writer.withdraw(start, end)
-        return False
-
-
-def _not_submitted(error):
-    return {"submitted": False, "error": error}

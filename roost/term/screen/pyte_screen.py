@@ -1,6 +1,6 @@
 """pyte's screen as roost uses it: the CSI finals it handles, parameters as pyte wants
-them, no record of changed rows, and a resize that keeps the cursor's line (the
-screen's cells; roost.screen decides what each sequence means)."""
+them, a small record of the rows it changed, and a resize that keeps the cursor's line
+(the screen's cells; roost.term.screen.screen decides what each sequence means)."""
 
 import pyte
 from pyte.screens import StaticDefaultDict
@@ -37,26 +37,47 @@ def sgr_params(params):
     return values
 
 
-class _NoDirtyRows:
-    """pyte records changed rows for a renderer that repaints them; roost has none, so
-    the record is not kept (a set of every row costs 2 KB a screen)."""
+class TouchedRows:
+    """pyte records the rows it changed (`dirty`) for a renderer; roost only asks which
+    stretch of rows was touched since it last looked (Screen.take_change), so it keeps
+    two numbers rather than a set (a set of every row costs 2 KB a screen)."""
+
+    __slots__ = ("low", "high")
+
+    def __init__(self):
+        self.low = self.high = None
 
     def add(self, row):
-        pass
+        if self.low is None or row < self.low:
+            self.low = row
+        if self.high is None or row > self.high:
+            self.high = row
 
     def update(self, rows):
-        pass
+        if isinstance(rows, range):
+            if len(rows):
+                self.add(rows.start)
+                self.add(rows[-1])
+            return
+        for row in rows:
+            self.add(row)
+
+    def take(self):
+        """(first, last) row touched since the last take, or None."""
+        touched = None if self.low is None else (self.low, self.high)
+        self.low = self.high = None
+        return touched
 
     def clear(self):
-        pass
+        self.low = self.high = None
 
     def __iter__(self):
-        return iter(())
+        return iter(()) if self.low is None else iter(range(self.low, self.high + 1))
 
 
 def new_pyte_screen(rows, cols):
     screen = pyte.Screen(cols, rows)
-    screen.dirty = _NoDirtyRows()
+    screen.dirty = TouchedRows()
     # pyte makes each row as StaticDefaultDict[int, Char](...): through a typing alias,
     # which the row then keeps (__orig_class__, in a __dict__ of its own), three objects
     # more a row for the collector to walk. The same row, made plainly:

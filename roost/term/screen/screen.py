@@ -11,17 +11,16 @@ whoever writes them back to the program.
 import codecs
 import copy
 import logging
+import re
 
-from roost.term.screen import answers
+from roost.term.screen import answers, csi
+from roost.term.screen.changes import RowFingerprints, row_text
 from roost.term.screen.compact import pack, packed_lines, unpack
 from roost.term.screen.escape_parser import EscapeParser
 from roost.term.screen.pyte_screen import (
-    CSI_METHODS,
     new_pyte_screen,
-    number,
     own_defaults,
     resize_pyte_screen,
-    sgr_params,
     share_defaults,
 )
 from roost.term.screen.render import render_screen
@@ -34,6 +33,8 @@ ALT_MODES = (47, 1047, 1049)
 BRACKETED_PASTE = 2004
 
 
+# Zero-width characters that combine with nothing: variation selectors, joiners, marks.
+_ZERO_WIDTH = re.compile("[\u200b-\u200f\u2060-\u2064\ufe00-\ufe0f\ufeff]")
 _DEFAULT_MODES = {25: True, 7: True}   # shared; a screen copies it before its first change
 _DECODER = codecs.getincrementaldecoder("utf-8")
 
@@ -41,7 +42,7 @@ class Screen:
     # Hundreds of idle jobs each hold one: slots, and an idle screen keeps only what it
     # shows (see freeze).
     __slots__ = ("rows", "cols", "title", "alt_exits", "_answers", "_modes", "_main", "_alt",
-                 "_active", "_packed", "_decoder", "_parser")
+                 "_active", "_packed", "_decoder", "_parser", "_seen")
 
     def __init__(self, rows, cols):
         self.rows = rows
@@ -56,6 +57,7 @@ class Screen:
         self._packed = None     # (main, alt) cells while frozen
         self._decoder = None    # made on the first feed, dropped while frozen at rest
         self._parser = None
+        self._seen = None       # each row's text as take_change last saw it (fingerprints)
 
     # -- input -------------------------------------------------------------------------
 
@@ -94,6 +96,7 @@ class Screen:
         self.rows, self.cols = rows, cols
         for screen in self._screens():
             resize_pyte_screen(screen, rows, cols)
+        self._seen = None
 
     def reset(self):
         self._packed = None
@@ -101,6 +104,18 @@ class Screen:
         self._alt = None
         self._active = self._main
         self._modes = _DEFAULT_MODES
+        self._seen = None
+        self.skip()
+
+    def rebuild(self):
+        """Fresh cells for a tail of output to be fed again (after the screen skipped
+        ahead): the modes and which screen shows are kept."""
+        alternate = self.in_alternate
+        self._packed = None
+        self._main = new_pyte_screen(self.rows, self.cols)
+        self._alt = new_pyte_screen(self.rows, self.cols) if alternate else None
+        self._active = self._alt if alternate else self._main
+        self._seen = None
         self.skip()
 
     def _screens(self):
@@ -158,21 +173,24 @@ class Screen:
         """DECCKM: the program asked for the arrows' application form (ESC O A)."""
         return self._modes.get(1, False)
 
+    def take_change(self):
+        """Whether what the screen shows changed since the last call: the text of a row
+        it touched, or which of its two screens shows. A repaint of the same text, a new
+        window title or a cursor that moved is no change: a program that redraws itself
+        while it waits still waits."""
+        active = self._active
+        touched = active.dirty.take()
+        if self._seen is None or self._seen.screen is not active:
+            self._seen = RowFingerprints(active, self.lines())
+            return True
+        return self._seen.changed(touched, self.cols)
+
     def lines(self):
         """Every row as text, right-trimmed (the stub after a wide character is empty)."""
         if self._packed is not None:
             return packed_lines(self._packed[1 if self.in_alternate else 0], self.rows)
-        buffer = self._active.buffer
-        cols = self.cols
-        rows = []
-        for y in range(self.rows):
-            line = buffer.get(y)
-            if not line:
-                rows.append("")
-                continue
-            width = min(max(line) + 1, cols)
-            rows.append("".join([line[x].data for x in range(width)]).rstrip())
-        return rows
+        buffer, cols = self._active.buffer, self.cols
+        return [row_text(buffer.get(y), cols) for y in range(self.rows)]
 
     def text(self, last=None):
         rows = self.lines()
@@ -192,6 +210,10 @@ class Screen:
     # -- the parser's handler ----------------------------------------------------------
 
     def draw(self, text):
+        if _ZERO_WIDTH.search(text) is not None:
+            # pyte drops the rest of a run after a zero-width character that does not
+            # combine (U+FE0F after an emoji, a joiner): they take no cell, so they go.
+            text = _ZERO_WIDTH.sub("", text)
         self._active.draw(text)
 
     def control(self, char):
@@ -242,86 +264,26 @@ class Screen:
 
     def csi(self, final, params, prefix, intermediates):
         try:
-            self._csi(final, params, prefix, intermediates)
+            csi.handle(self, self._active, final, params, prefix, intermediates)
         except Exception:
             # A sequence pyte cannot take (odd parameters) is dropped, the rest goes on.
             log.debug("screen: CSI %r %r %r failed", prefix, params, final, exc_info=True)
 
-    def _csi(self, final, params, prefix, intermediates):
-        if intermediates:
-            if intermediates == "$" and final == "p":
-                self._answers.append(answers.mode(number(params[0]), prefix == "?", self._modes))
-            return   # cursor style (SP q), soft reset (! p), ...
-        if prefix == "":
-            self._csi_plain(final, params)
-        elif prefix == "?":
-            self._csi_private(final, params)
-        elif prefix == ">":
-            if final == "c" and number(params[0]) == 0:
-                self._answers.append(answers.SECONDARY_DA)
-            elif final == "q" and number(params[0]) == 0:
-                self._answers.append("\x1bP>|roost\x1b\\")   # XTVERSION
-        # '<' and '=' (kitty keyboard pop/set, tertiary DA): not supported, ignored.
-
-    def _csi_plain(self, final, params):
-        screen = self._active
-        method = CSI_METHODS.get(final)
-        if method == "select_graphic_rendition":
-            screen.select_graphic_rendition(*sgr_params(params))
-        elif method is not None:
-            getattr(screen, method)(*[number(param) for param in params])
-        elif final == "J":
-            screen.erase_in_display(min(number(params[0]), 3))
-        elif final == "K":
-            how = number(params[0])
-            if how <= 2:
-                screen.erase_in_line(how)
-        elif final == "r":
-            top = number(params[0])
-            bottom = number(params[1]) if len(params) > 1 and params[1] else None
-            screen.set_margins(top, bottom)
-        elif final == "n":
-            self._answer_status(number(params[0]), private=False)
-        elif final == "c":
-            if number(params[0]) == 0:
-                self._answers.append(answers.PRIMARY_DA)
-        elif final in "hl":
-            modes = [number(param) for param in params]
-            (screen.set_mode if final == "h" else screen.reset_mode)(*modes)
-        elif final == "g":
-            screen.clear_tab_stop(number(params[0]))
-        elif final in "ST":
-            self._scroll(number(params[0], 1) or 1, up=final == "S")
-        elif final == "s" and params == [""]:
-            screen.save_cursor()
-        elif final == "u" and params == [""]:
-            screen.restore_cursor()
-        elif final == "t" and number(params[0]) == 18:
-            self._answers.append(f"\x1b[8;{self.rows};{self.cols}t")
-        elif final == "I":
-            for _ in range(min(number(params[0], 1) or 1, self.cols)):
-                screen.tab()
-
-    def _csi_private(self, final, params):
-        if final in "hl":
-            self._set_private_modes([number(param) for param in params], final == "h")
-        elif final == "n":
-            self._answer_status(number(params[0]), private=True)
-        elif final == "J":
-            self._active.erase_in_display(min(number(params[0]), 3))
-        elif final == "K" and number(params[0]) <= 2:
-            self._active.erase_in_line(number(params[0]))
-        # `ESC[?u`, the kitty keyboard query: unanswered, i.e. unsupported (programs
-        # send a primary DA after it and take that answer as "no").
-
     # -- modes and the alternate screen --------------------------------------------------
 
-    def _answer_status(self, what, private):
+    def answer(self, text):
+        self._answers.append(text)
+
+    @property
+    def modes(self):
+        return self._modes
+
+    def answer_status(self, what, private):
         answer = answers.status(what, private, self._active, self.cols, self._modes.get(6))
         if answer is not None:
             self._answers.append(answer)
 
-    def _set_private_modes(self, modes, on):
+    def set_private_modes(self, modes, on):
         passed = []
         for mode in modes:
             if mode in ALT_MODES:
@@ -371,7 +333,7 @@ class Screen:
         self._active = main
         self.alt_exits += 1
 
-    def _scroll(self, count, up):
+    def scroll(self, count, up):
         screen = self._active
         top, bottom = screen.margins if screen.margins else (0, self.rows - 1)
         saved = copy.copy(screen.cursor)

@@ -1,0 +1,81 @@
+"""Typing into a job's terminal, and whether the text left the input line.
+
+Peer tools report text as sent when it was only typed: it sits on the agent's input
+line, never submitted. roost checks the screen instead: after the submit keys, the
+screen must have changed since before the text was typed, and the text must no longer
+be shown pending on the cursor's line.
+"""
+
+ECHO_WAIT = 0.5               # time a program gets to show typed text before submit keys
+
+# Enough of the text's end to recognise it on the cursor's line, short enough that a
+# wrapped input line still shows it whole.
+TAIL = 24
+
+
+def pending_tail(text):
+    """The end of the last non-blank line of `text`, as an input line would show it."""
+    for line in reversed(text.replace("\r", "\n").split("\n")):
+        stripped = line.strip()
+        if stripped:
+            return stripped[-TAIL:]
+    return ""
+
+
+def left_input_line(before, after, cursor, text):
+    """`before`/`after`: screen lines; `cursor`: (row, col) now; `text`: what was typed."""
+    if after == before:
+        return False
+    tail = pending_tail(text)
+    if not tail:
+        return True
+    row = cursor[0]
+    if 0 <= row < len(after) and tail in after[row]:
+        return False
+    return True
+
+
+def type_text(terminal, text, mode, timeout):
+    """Types `text` and the submit keys into `terminal`, then checks the text left the
+    input line; {submitted, error}. followUp waits (up to `timeout` seconds, None: as
+    long as the job lives) until the screen is not judged working; steer types at once.
+    The caller holds the terminal's typing turn."""
+    if mode != "steer":
+        settled = terminal.wait_for(lambda: terminal.reading["state"] != "working" or terminal.finished, timeout)
+        if not settled:
+            return not_submitted("the job was still working when the wait ended")
+    if terminal.finished:
+        return not_submitted("the job's terminal has ended")
+    screen = terminal.screen
+    terminal.catch_up()
+    before = screen.lines()
+    payload = text.encode("utf-8")
+    if payload and screen.bracketed_paste and ("\n" in text or "\r" in text):
+        payload = b"\x1b[200~" + payload + b"\x1b[201~"
+    if payload:
+        if not write_all(terminal, payload):
+            return not_submitted("the job is not reading its input")
+        terminal.wait_for(lambda: screen.lines() != before, ECHO_WAIT)
+    if not write_all(terminal, terminal.profile.submit.encode("utf-8")):
+        return not_submitted("the job is not reading its input")
+    if not terminal.wait_for(lambda: left_input_line(before, screen.lines(), screen.cursor, text),
+                             terminal.verify_timeout):
+        return not_submitted("the text was typed but stayed on the input line")
+    return {"submitted": True, "error": None}
+
+
+def write_all(terminal, data):
+    """Queues `data` and waits until the program's side took all of it. On timeout what
+    it did not take is withdrawn, so it cannot arrive late."""
+    writer = terminal.writer
+    start = writer.queued_end
+    end = start + len(data)
+    writer.enqueue(data)
+    if terminal.wait_for(lambda: writer.written >= end, terminal.write_timeout):
+        return True
+    writer.withdraw(start, end)
+    return False
+
+
+def not_submitted(error):
+    return {"submitted": False, "error": error}
