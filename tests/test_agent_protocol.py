@@ -188,6 +188,9 @@ def write_profiles(daemon, python=PYTHON):
         "no-close": {"command": [python, NO_CLOSE], "protocol": True},
         "echo": {"command": [python, os.path.join(EXAMPLES, "echo_agent.py")], "task": "type", "protocol": True},
         "ask": {"command": [python, os.path.join(EXAMPLES, "ask_agent.py"), "greeting.txt"], "protocol": True},
+        "helper": {"command": [python, os.path.join(EXAMPLES, "helper_agent.py")], "protocol": True},
+        "lead": {"command": [python, os.path.join(EXAMPLES, "lead_agent.py"), "helper"], "task": "type",
+                 "protocol": True},
     }
     with open(os.path.join(daemon.home, "roost.json"), "w", encoding="utf-8") as handle:
         json.dump({"agentProfiles": profiles}, handle)
@@ -476,10 +479,34 @@ def test_the_ask_example_acts_on_the_answer(daemon, tmp_path):
     assert "good morning" in job.row()["summary"]
 
 
+def test_the_lead_example_hands_its_task_to_the_helper_and_waits_for_it(daemon):
+    helper = start(daemon, "helper")
+    daemon.call("rename", id=helper.id, name="helper")
+    helper.wait_row(lambda row: "agent-items" in (row.get("capabilities") or []), "the helper's hello")
+    lead = start(daemon, "lead", task="write the release notes")
+    row = lead.wait_row(lambda row: row["state"] == "done", "the lead done")
+    assert row["summary"] == "helper: did: write the release notes"
+    kinds = [event["kind"] for event in daemon.call("events", id=lead.id, limit=100)["events"]]
+    assert "message" in kinds and "notice" in kinds
+
+
 def test_the_examples_run_harmlessly_outside_roost():
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("ROOST_", "PI_JOB", "PI_DAEMON"))}
-    for name in ("echo_agent.py", "ask_agent.py"):
+    for name in ("echo_agent.py", "ask_agent.py", "helper_agent.py", "lead_agent.py"):
         out = subprocess.run([PYTHON, os.path.join(EXAMPLES, name)], env=env, capture_output=True, timeout=30)
         assert out.returncode == 0 and out.stderr == b""
         assert out.stdout.count(b"\n") == 1 and b"not inside a roost job" in out.stdout
+
+
+def test_a_job_started_as_a_command_whose_agent_reports_takes_its_replies_over_the_protocol(daemon):
+    """`roost run -- my-agent` with no profile: once its agent reports, it speaks the
+    protocol, so its replies are delivered (and acked), not typed into its terminal."""
+    write_profiles(daemon)
+    launch = {"kind": "shell", "cwd": os.path.dirname(daemon.home), "sessionFile": "", "env": {},
+              "command": [PYTHON, RECORDER], "name": "plain", "origin": "dispatch"}
+    job = ProtoJob(daemon, daemon.call("dispatch", **launch)["id"])
+    job.wait_row(lambda row: row.get("capabilities") is not None, "its first report")
+    job.reply("over the protocol")
+    assert job.wait_texts(1) == ["over the protocol"]
+    job.wait_row(lambda row: row["queued"] == 0, "the reply acked")

@@ -128,13 +128,13 @@ class ReplyDesk:
         It ends with the terminal: what it had not typed waits for the next start."""
         replies = job.replies()
         try:
-            while job.terminal is terminal and not terminal.closed:
+            while job.terminal is terminal and not terminal.closed and not job.protocol:
                 waiting = replies.pending     # the user's replies and agent items, in seq order
                 if not waiting:
                     return
                 item = waiting[0]
-                terminal.wait_for(lambda: ready_for_text(terminal.reading))
-                if job.terminal is not terminal or terminal.closed or terminal.eof.is_set():
+                terminal.wait_for(lambda: ready_for_text(terminal.reading) or job.protocol)
+                if job.terminal is not terminal or terminal.closed or terminal.eof.is_set() or job.protocol:
                     return
                 text = item["text"]
                 if item.get("kind") and not terminal.screen.bracketed_paste:

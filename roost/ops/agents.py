@@ -92,6 +92,11 @@ def report(call):
         links.agent_items.add(job.id)
     else:
         links.agent_items.discard(job.id)
+    if not job.protocol:
+        # It speaks the protocol (it has the job's token and reports): from now on its
+        # replies are delivered to it, not typed, as for a profile's `protocol: true`.
+        job.launch["protocol"] = True
+        fields["launch"] = job.launch
     call.services.jobs.change(job, state=state, reported=True, **fields)
     session.identify(callers.SESSION, job.id)
     links.bind(job, session)
