@@ -5,7 +5,9 @@ roost_agent.py that tells the bench when its `on_reply` was called.
 
 On each reply it first reads CLOCK_MONOTONIC (shared by every process on the machine, so
 the bench compares it with its own `time.monotonic()`), then sends one datagram to
-REPORT_SOCKET: `<seq> <monotonic seconds> <reply text>`. It reports "blocked / ready"
+REPORT_SOCKET: `<seq> <monotonic seconds> <reply text>`; on each message another session
+sends it (on_message), the same with the message's own text (its envelope's last line).
+It reports "blocked / ready"
 once and nothing after, so what the daemon does between replies is only the protocol's
 own work (the ack). Run with `python -I -S`: standard library only, a small process.
 """
@@ -29,7 +31,13 @@ def main(report_socket):
         called = time.monotonic()
         out.sendto(("%d %r %s" % (reply.seq, called, reply.text)).encode("utf-8"), report_socket)
 
-    agent = roost_agent.RoostAgent.from_env("bench-replies", version="1", on_reply=on_reply)
+    def on_message(message):
+        called = time.monotonic()
+        text = message.text.rsplit("\n", 1)[-1]
+        out.sendto(("%d %r %s" % (message.seq, called, text)).encode("utf-8"), report_socket)
+
+    agent = roost_agent.RoostAgent.from_env("bench-replies", version="1", on_reply=on_reply,
+                                            on_message=on_message)
     if agent is None:
         return 2
     agent.report("blocked", summary="ready")

@@ -22,6 +22,7 @@ SUITES = [
     ("jobs", "Jobs: idle cost, spawn, ping under load"),
     ("terminal", "A job's terminal: throughput and loop pauses"),
     ("replies", "Replies: `roost reply` to the agent's on_reply"),
+    ("events", "The feed and the peers: pushes to 1000 subscribers, `send` to 500 agents"),
 ]
 
 

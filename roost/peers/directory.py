@@ -102,6 +102,17 @@ class PeerDirectory:
         found += [peer for peer in self.foreground.values() if peer.id != asker.id]
         return found
 
+    def _by_id(self, asker, peer_id):
+        if peer_id == asker.id:
+            return None
+        peer = self.foreground.get(peer_id)
+        if peer is not None:
+            return peer
+        job = self.registry.get(peer_id)
+        if job is None or job.state is None or job.record.get("role") == "concierge":
+            return None
+        return Peer.of_job(job)
+
     def listed(self, asker):
         """The PeerRows `peers` answers, oldest job first."""
         peers = [peer for peer in self.candidates(asker)
@@ -122,10 +133,10 @@ class PeerDirectory:
     def find(self, asker, query):
         """A session by id, unique id prefix or unique name."""
         query = query.strip()
+        exact = self._by_id(asker, query)
+        if exact is not None:
+            return exact
         peers = self.candidates(asker)
-        for peer in peers:
-            if peer.id == query:
-                return peer
         for matches in ([peer for peer in peers if peer.id.startswith(query)],
                         [peer for peer in peers if peer.name == query]):
             if len(matches) == 1:

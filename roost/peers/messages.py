@@ -26,6 +26,7 @@ RATE = 30                   # messages a sender may send in RATE_WINDOW_S
 RATE_WINDOW_S = 60.0
 DUPLICATE_WINDOW_S = 60.0
 TYPED_WAIT_S = 5.0          # a message typed at once: the time its submission check may take
+MAX_RECENT = 4096           # messages remembered for `duplicate` before the old ones go
 
 
 class Messenger:
@@ -63,7 +64,8 @@ class Messenger:
         outcome = self.deliver(target, "message", envelope.message(sender, relation(target, sender), text),
                                sender)
         sent.append(now)
-        self._recent = {k: at for k, at in self._recent.items() if now - at < DUPLICATE_WINDOW_S}
+        if len(self._recent) > MAX_RECENT:
+            self._recent = {k: at for k, at in self._recent.items() if now - at < DUPLICATE_WINDOW_S}
         self._recent[key] = now
         self.bus.publish("message", f"to {target.name}: {text}", target.id, target.name,
                          who=sender.name, who_id=sender.id, outcome=outcome["outcome"])

@@ -1,0 +1,236 @@
+"""The feed and the peers, measured: one event pushed to 1000 subscribers against a raw
+send of the same line to 1000 sockets (a floor measured in the same run); `send` to an
+agent's `on_message` with 500 agents connected; `events {limit: 1000}`'s round trip
+against `ping`'s on the same daemon.
+
+The fan-out is timed from the first subscriber's read of the push to the last one's (the
+spread the sending takes), for roost and the floor alike: the time from the request to
+the first push also holds the durable writes an event needs (the reply's, the feed's),
+which a raw send has not, and is given beside it.
+
+    .venv/bin/python bench/events.py          # prints the figures
+"""
+
+import json
+import os
+import selectors
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+sys.path.insert(0, HERE)
+
+from benchkit import percentile, wait  # noqa: E402
+from replies import MANY, Bench  # noqa: E402
+from wire import round_trips  # noqa: E402
+
+SUBSCRIBERS = 1000
+FANOUT_SAMPLES = 30
+SENDERS = 20                # 25 messages each: under send's 30 a minute from one session
+SEND_SAMPLES = 500
+EVENTS_SAMPLES = 50
+AIM_FANOUT = 1.5
+AIM_SEND_P99_MS = 20.0
+
+FLOOR_SERVER = r"""
+import socket, sys
+listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+listener.bind(sys.argv[1]); listener.listen(4096)
+print("ready", flush=True)
+count, line = int(sys.argv[2]), sys.argv[3].encode() + b"\n"
+peers = [listener.accept()[0] for _ in range(count)]
+control = listener.accept()[0]
+while control.recv(1):
+    for peer in peers:
+        view = memoryview(line)
+        while view:
+            view = view[peer.send(view):]
+"""
+
+
+def _connect_all(path, count):
+    socks = []
+    for _ in range(count):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(path)
+        socks.append(sock)
+    return socks
+
+
+def _read_until_all(socks, marker, timeout=30):
+    """Read every socket until each has a line holding `marker`: (first, last) times."""
+    selector = selectors.DefaultSelector()
+    buffers = {}
+    for sock in socks:
+        sock.setblocking(False)
+        selector.register(sock, selectors.EVENT_READ)
+        buffers[sock] = b""
+    first = last = None
+    waiting = set(socks)
+    deadline = time.monotonic() + timeout
+    while waiting:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{len(waiting)} subscribers never got {marker!r}")
+        for key, _ in selector.select(1.0):
+            sock = key.fileobj
+            try:
+                data = sock.recv(1 << 20)
+            except BlockingIOError:
+                continue
+            now = time.monotonic()
+            buffers[sock] += data
+            if sock in waiting and marker in buffers[sock]:
+                waiting.discard(sock)
+                first = now if first is None else first
+                last = now
+                buffers[sock] = b""
+            elif len(buffers[sock]) > 1 << 16:
+                buffers[sock] = buffers[sock][-4096:]
+    for sock in socks:
+        selector.unregister(sock)
+        sock.setblocking(True)
+    return first, last
+
+
+def fanout_floor(line):
+    base = tempfile.mkdtemp(prefix="rf-", dir="/tmp")
+    path = os.path.join(base, "floor.sock")
+    server = subprocess.Popen([sys.executable, "-c", FLOOR_SERVER, path, str(SUBSCRIBERS), line],
+                              stdout=subprocess.PIPE)
+    try:
+        server.stdout.readline()
+        socks = _connect_all(path, SUBSCRIBERS)
+        control = _connect_all(path, 1)[0]
+        spreads = []
+        for _ in range(FANOUT_SAMPLES):
+            control.send(b"x")
+            first, last = _read_until_all(socks, line.encode())
+            spreads.append((last - first) * 1000)
+        for sock in socks + [control]:
+            sock.close()
+        return spreads
+    finally:
+        server.kill()
+        server.wait()
+
+
+def fanout_roost(bench):
+    """Subscribers of one daemon; each sample a `reply` to a protocol job whose agent is
+    not connected: one `reply` event, pushed to all."""
+    bench.control.call("dispatch", {"kind": "shell", "cwd": bench.base, "sessionFile": "", "env": {},
+                                    "command": ["sleep", "600"], "name": "quiet", "origin": "dispatch",
+                                    "protocol": True})
+    socks = _connect_all(bench.socket_path, SUBSCRIBERS)
+    for index, sock in enumerate(socks):
+        sock.sendall(json.dumps({"id": index, "op": "subscribe", "args": {}}).encode() + b"\n")
+    _read_until_all(socks, b'"ok":true')
+    spreads, to_first = [], []
+    for sample in range(FANOUT_SAMPLES):
+        text = f"fanout sample {sample}"
+        written = time.monotonic()
+        bench.control.call("reply", {"id": "quiet", "text": text})
+        first, last = _read_until_all(socks, f"reply: {text}".encode())
+        spreads.append((last - first) * 1000)
+        to_first.append((first - written) * 1000)
+    for sock in socks:
+        sock.close()
+    return spreads, to_first
+
+
+def _speaker(bench, job_id):
+    client = bench._connect()
+    with open(os.path.join(bench.home, "jobs", job_id, "job.json")) as handle:
+        token = json.load(handle)["token"]
+    client.call("speak_for", {"id": job_id, "token": token})
+    return client
+
+
+def send_to_agents(bench):
+    """`send` from SENDERS sessions to the agents in turn: written -> on_message called."""
+    senders = []
+    for number in range(SENDERS):
+        job_id = bench.control.call("dispatch", {"kind": "shell", "cwd": bench.base, "sessionFile": "",
+                                                 "env": {}, "command": ["sleep", "600"], "name": f"sender-{number}",
+                                                 "origin": "dispatch"})["id"]
+        senders.append(_speaker(bench, job_id))
+    latencies = []
+    for sample in range(SEND_SAMPLES):
+        client = senders[sample % SENDERS]
+        target = bench.jobs[sample % len(bench.jobs)]
+        text = f"bench message {sample}"
+        written = time.monotonic()
+        answer = client.call("send", {"to": target, "message": text})
+        if answer["outcome"] != "delivered":
+            raise RuntimeError(f"send was {answer}")
+        bench.inbox.settimeout(30)
+        while True:
+            seq, called, got = bench.inbox.recv(65536).decode().split(" ", 2)
+            if got == text:
+                break
+        latencies.append((float(called) - written) * 1000)
+        time.sleep(0.004)
+    for client in senders:
+        client.close()
+    return latencies
+
+
+def events_round_trip(bench):
+    wait(lambda: len(bench.control.call("events", {"limit": 1000})["events"]) == 1000, 60, "1000 events")
+    client = bench._connect()
+    times = []
+    for _ in range(EVENTS_SAMPLES):
+        started = time.monotonic()
+        client.call("events", {"limit": 1000})
+        times.append((time.monotonic() - started) * 1000)
+    client.close()
+    return times
+
+
+def _summary(values):
+    return {"p50_ms": round(percentile(values, 0.5), 3), "p99_ms": round(percentile(values, 0.99), 3),
+            "n": len(values)}
+
+
+def measure():
+    figures = {}
+    bench = Bench()
+    try:
+        spreads, to_first = fanout_roost(bench)
+        figures["fanout"] = {"roost_spread": _summary(spreads), "request_to_first": _summary(to_first)}
+        bench.start_agents(MANY)
+        figures["send"] = _summary(send_to_agents(bench))
+        figures["events"] = _summary(events_round_trip(bench))
+        figures["ping"] = {"p50_ms": round(round_trips([bench.socket_path], count=2000)[0]["p50_us"] / 1000, 3)}
+    finally:
+        figures["leftovers_killed"] = bench.close()
+    figures["fanout"]["floor_spread"] = _summary(fanout_floor("x" * 200))
+    return figures
+
+
+def report(figures):
+    fan, send, events = figures["fanout"], figures["send"], figures["events"]
+    roost, floor = fan["roost_spread"]["p50_ms"], fan["floor_spread"]["p50_ms"]
+    return "\n".join([
+        "| measure | figure | floor | roost / floor | aim |",
+        "|---|---:|---:|---:|---|",
+        f"| one event to {SUBSCRIBERS} subscribers: first to last read, p50 / p99 (ms) | "
+        f"{roost} / {fan['roost_spread']['p99_ms']} | {floor} / {fan['floor_spread']['p99_ms']} | "
+        f"{roost / floor if floor else 0:.2f} | {AIM_FANOUT}x |",
+        f"| ... the request to the first subscriber's read (the reply's and the feed's durable writes in it) | "
+        f"{fan['request_to_first']['p50_ms']} / {fan['request_to_first']['p99_ms']} | | | |",
+        f"| `send` written -> `on_message` called, {MANY} agents connected, p50 / p99 (ms) | "
+        f"{send['p50_ms']} / {send['p99_ms']} | | | p99 < {AIM_SEND_P99_MS:.0f} ms |",
+        f"| `events {{limit: 1000}}` round trip, p50 / p99 (ms) | {events['p50_ms']} / {events['p99_ms']} | "
+        f"ping {figures['ping']['p50_ms']} | | |",
+    ])
+
+
+if __name__ == "__main__":
+    result = measure()
+    print(json.dumps(result, indent=1))
+    print(report(result))
