@@ -90,6 +90,7 @@ RANKS = {
     # the domain, lowest first
     "roost.term.screen": 4,
     "roost.term": 5,
+    "roost.git": 5,
     "roost.jobs": 6,
     # the daemon's upper layers
     "roost.ops": 20,
