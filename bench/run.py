@@ -22,6 +22,7 @@ SUITES = [
     ("jobs", "Jobs: idle cost, spawn, ping under load"),
     ("terminal", "A job's terminal: throughput and loop pauses"),
     ("replies", "Replies: `roost reply` to the agent's on_reply"),
+    ("git", "Git for the task board: worktree add and land against plain git"),
 ]
 
 
