@@ -23,6 +23,7 @@ SUITES = [
     ("terminal", "A job's terminal: throughput and loop pauses"),
     ("replies", "Replies: `roost reply` to the agent's on_reply"),
     ("events", "The feed and the peers: pushes to 1000 subscribers, `send` to 500 agents"),
+    ("git", "Git for the task board: worktree add and land against plain git"),
 ]
 
 

@@ -90,9 +90,11 @@ RANKS = {
     # the domain, lowest first
     "roost.term.screen": 4,
     "roost.term": 5,
+    "roost.git": 5,
     "roost.events": 6,
     "roost.jobs": 7,
     "roost.peers": 8,
+    "roost.board": 9,
     # the daemon's upper layers
     "roost.ops": 20,
     "roost.server": 21,

@@ -60,7 +60,7 @@ def serve(foreground=False, detached=False):
     patching.patch()
     import gevent
 
-    from roost import ops, store
+    from roost import git, ops, store
     from roost.daemon import logs
     from roost.daemon.services import Services
     from roost.server.listener import Server
@@ -86,6 +86,8 @@ def serve(foreground=False, detached=False):
     _raise_fd_limit()
     _log_greenlet_errors(gevent.get_hub())
     store.use_threadpool()
+    git.use_threadpool()
+    git.use_umask(user_umask)       # worktrees get the user's file modes, not the daemon's 077
     if sock_path != os.path.join(home, "roost.sock"):
         # The home is too deep for a unix socket: say where the socket went.
         store.write_bytes(os.path.join(home, "socket.path"), sock_path.encode() + b"\n")

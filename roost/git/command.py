@@ -1,0 +1,155 @@
+"""Running the git program: the one place roost.git starts a process.
+
+Every run is an argv list (never a shell string), with the user's environment
+(`user_environ()`: not the frozen bundle's) minus the variables that point git at
+another repository, and with every prompt turned off, so nothing ever waits on a
+terminal: no askpass or terminal prompt, `true` as the editor, `cat` as the pager, stdin
+from /dev/null, and a session of its own (no controlling terminal to open; a timeout
+kills the whole group, hooks included). Each run has a bounded timeout.
+
+Under the daemon's gevent patching a git run waits cooperatively (process.py): it never
+holds the event loop, however long it takes.
+"""
+
+import os
+
+from roost.bundle.userenv import user_environ
+from roost.git import process
+from roost.git.errors import GitError
+
+QUICK_S = 30.0      # queries: rev-parse, status, list, diff
+WORK_S = 600.0      # what writes a tree or runs hooks: checkout, merge, commit
+
+# `git rev-parse --local-env-vars` and kin: a daemon started from inside a git hook (or a
+# shell that set GIT_DIR) would otherwise act on that repository, not the one named.
+_LOCATION_VARIABLES = (
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_PREFIX", "GIT_IMPLICIT_WORK_TREE",
+    "GIT_SHALLOW_FILE", "GIT_GRAFT_FILE", "GIT_INTERNAL_SUPER_PREFIX", "GIT_QUARANTINE_PATH",
+    "GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS",
+)
+
+# Nothing may ask: a credential prompt, an editor for a merge message, a pager.
+_NO_PROMPTS = {
+    "GIT_TERMINAL_PROMPT": "0",
+    "GCM_INTERACTIVE": "never",
+    "GIT_EDITOR": "true",
+    "GIT_SEQUENCE_EDITOR": "true",
+    "GIT_MERGE_AUTOEDIT": "no",
+    "GIT_PAGER": "cat",
+    "PAGER": "cat",
+}
+
+_umask = None       # the user's umask, for what git creates (the daemon's own is 077)
+
+
+def use_umask(mask):
+    """Give every git run the user's umask (the daemon runs under 077, which would make
+    every file of a worktree private to the user)."""
+    global _umask
+    _umask = mask
+
+
+def git_environ(extra=None):
+    """The environment of a git run: the user's, repository pointers dropped, prompts off."""
+    env = user_environ()
+    for name in _LOCATION_VARIABLES:
+        env.pop(name, None)
+    env.update(_NO_PROMPTS)
+    if extra:
+        env.update(extra)
+    return env
+
+
+class Completed:
+    """A finished git run: `stdout` as bytes (paths may be any bytes), `stderr` as text."""
+
+    def __init__(self, argv, returncode, stdout, stderr, truncated=False):
+        self.argv = argv
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+        self.truncated = truncated
+
+    @property
+    def ok(self):
+        return self.returncode == 0
+
+    def text(self):
+        return self.stdout.decode("utf-8", "replace")
+
+    def lines(self):
+        """NUL-separated output (`-z`) as str, the way os.fsdecode round-trips any path."""
+        return [os.fsdecode(part) for part in self.stdout.split(b"\0") if part]
+
+
+def run(args, cwd, timeout=QUICK_S, input=None, check=True, what=None, env=None, max_output=None):
+    """Run `git <args>` in `cwd` (as `git -C cwd`: process.py says why no chdir). A
+    nonzero exit raises GitError("failed") unless `check` is false; a run past `timeout`
+    is killed (its whole group) and raises GitError("timeout"). `input` (bytes) goes to
+    its stdin. With `max_output`, at most that many bytes of stdout are kept, the run is
+    stopped there and `truncated` is set."""
+    return start(args, cwd, timeout, input, check, what, env, max_output).result()
+
+
+class Pending:
+    """A git run started and not yet waited for: `result()` is what `run` returns,
+    `abandon()` kills it (a caller that no longer needs its answer)."""
+
+    def __init__(self, running, argv, label, timeout, check, max_output):
+        self.running, self.argv, self.label = running, argv, label
+        self.timeout, self.check, self.max_output = timeout, check, max_output
+
+    def result(self):
+        ended = self.running.finish()
+        if ended.timed_out:
+            raise GitError("timeout", f"{self.label}: no answer after {self.timeout:g} s (killed)", self.argv)
+        returncode = 0 if ended.truncated else ended.returncode
+        done = Completed(self.argv, returncode, ended.stdout[:self.max_output] if ended.truncated else ended.stdout,
+                         ended.stderr.decode("utf-8", "replace"), ended.truncated)
+        if self.check and done.returncode != 0:
+            raise GitError("failed", f"{self.label} failed (exit {done.returncode})", self.argv, done.returncode,
+                           done.stderr)
+        return done
+
+    def abandon(self):
+        self.running.abandon()
+
+
+def start(args, cwd, timeout=QUICK_S, input=None, check=True, what=None, env=None, max_output=None):
+    """`run`, started: the Pending's `result()` waits for it. Runs started together go
+    on at the same time (each a process of its own)."""
+    argv = ["git", "-C", cwd, *args]
+    label = what or " ".join(["git", *args[:2]])
+    environment = git_environ(env)
+    program = process.find_program("git", environment)
+    if program is None:
+        raise GitError("failed", f"{label}: git is not installed (not on PATH)", argv)
+    if not os.path.isdir(cwd):
+        raise GitError("not_found", f"{label}: no directory {cwd}", argv)
+    try:
+        running = process.Running(program, argv, environment, timeout, input, max_output, _umask)
+    except OSError as error:
+        raise GitError("failed", f"{label}: git could not be started: {error}", argv) from None
+    return Pending(running, argv, label, timeout, check, max_output)
+
+
+def identity_missing(cwd):
+    """git's complaint when it knows no author or committer identity here, else None
+    (asked after a commit failed, to tell that case apart in words a person can act on)."""
+    for variable in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"):
+        done = run(["var", variable], cwd, check=False)
+        if done.returncode != 0:
+            return done.stderr.strip() or f"git var {variable} failed"
+    return None
+
+
+def raise_commit_failure(error, cwd, what):
+    """Re-raise the failure of a command that makes a commit, as `no_identity` when that
+    is why (git's text says how to set one)."""
+    complaint = identity_missing(cwd)
+    if complaint is not None:
+        raise GitError("no_identity", f"{what}: git knows no identity of yours; set one with "
+                       "`git config --global user.name NAME` and `git config --global user.email EMAIL`",
+                       error.argv, error.returncode, complaint) from error
+    raise error
