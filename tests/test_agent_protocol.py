@@ -365,12 +365,6 @@ def test_requests_answer_refuse_and_time_out(daemon, relay):
 
 
 def test_the_board_helpers(daemon):
-    # The board (M47, the `task` op) comes with a later issue: until then this is skipped.
-    try:
-        daemon.call("task", action="list")
-    except Refused as error:
-        if error.code == "unsupported" and "does not offer task" in error.text:
-            pytest.skip("the daemon has no `task` op (the board) yet")
     job = start(daemon, "recorder")
     job.reply("add write the docs")
     added = job.wait_texts(1) and job.handled()[0]["call"]["task"]

@@ -21,6 +21,7 @@ COMMANDS = {
     "reply": ("reply", "send a job a reply (typed, or delivered to a protocol agent)"),
     "keys": ("keys", "press keys in a job's terminal (Down, Enter, C-c: to answer a dialog)"),
     "events": ("events", "what happened across the jobs (-f follows it live)"),
+    "task": ("task", "the shared task board: add, list, claim, done, ..."),
     "peers": ("peers", "an agent's: the sessions this job may message"),
     "send": ("send", "an agent's: send another session a message"),
     "watch": ("watch", "an agent's: be told when another session is idle or ended"),

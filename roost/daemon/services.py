@@ -2,7 +2,7 @@
 Mercurial's command server builds its own); the ops reach them through `call.services`.
 
     config, keeper, feed -> bus -> jobs -> runner -> links -> replies, reaper
-    jobs -> directory -> messenger -> watches (peers)
+    jobs -> directory -> messenger -> watches (peers) -> board, its actions
     bus -> subscribers (the jobs' row changes and removals wired to them here)
 """
 
@@ -11,6 +11,8 @@ import logging
 import gevent.event
 
 from roost import __version__
+from roost.board.actions import BoardActions
+from roost.board.board import TaskBoard
 from roost.config import Config
 from roost.events.bus import EventBus
 from roost.events.feed import EventFeed
@@ -67,6 +69,9 @@ class Services:
         self.subscribers = Subscribers(self.bus, decorate=self.with_parent_open)
         self.jobs.on_row_change.append(self.subscribers.row_changed)
         self.jobs.on_remove.append(self.subscribers.removed)
+        self.board = TaskBoard(home)
+        self.board_actions = BoardActions(self.board, self.jobs, self.directory, self.messenger, self.bus,
+                                          self.subscribers.push)
 
     def with_parent_open(self, row):
         """M13: a row says whether someone holds its parent session now."""
@@ -79,6 +84,7 @@ class Services:
         keeper (one is started when none runs), idle timers armed."""
         self.feed.load()
         self.jobs.load()
+        self.board.load()
         try:
             adoption.adopt(self.runner)
         except Exception as error:

@@ -35,7 +35,7 @@ class EventBus:
         `name`) and what caused it when a job did (`who`, `who_id`)."""
         event = {"at": int(time.time() * 1000), "kind": kind, "id": job_id, "name": name,
                  "text": one_line(text)}
-        if who_id is not None:
+        if who is not None:
             event["who"] = who
             event["whoId"] = who_id
         event.update(fields)

@@ -17,7 +17,7 @@ from roost.ops import callers
 OPS = {}
 QUICK = set()
 
-_MODULES = ("system", "jobs", "terminal", "agents", "feed", "peers")
+_MODULES = ("system", "jobs", "terminal", "agents", "feed", "peers", "board")
 
 
 def op(name, quick=False):
@@ -43,7 +43,7 @@ def run(services, session, op_name, args):
     fn = OPS.get(op_name)
     if fn is None and op_name not in callers.REFUSED:
         raise bad_request(f"unknown op: {op_name}")
-    callers.check(op_name, session.caller)
+    callers.check(op_name, session.caller, args)
     if fn is None:
         raise RoostError("unsupported", f"this roost does not offer {op_name} yet")
     return fn(Call(services, session, op_name, args))

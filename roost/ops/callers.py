@@ -74,16 +74,43 @@ REFUSED = {
     "detach": _PERSON_ONLY,
 }
 
+# Ops with actions (`task {action}`): each action's own rule, after the op's. An action
+# not named here is refused as a bad request.
+_BOARD_ALL = {UNREGISTERED: "unauthorized"}
+_BOARD_PEOPLE = {SESSION: "unsupported", UNREGISTERED: "unauthorized"}
+_BOARD_PERSON = {CONCIERGE: "unsupported", SESSION: "unsupported", UNREGISTERED: "unauthorized"}
+ACTIONS = {
+    "task": {
+        "list": _BOARD_ALL, "add": _BOARD_ALL, "release": _BOARD_ALL, "done": _BOARD_ALL,
+        "claim": {PERSON: "unsupported", CONCIERGE: "unsupported", UNREGISTERED: "unauthorized"},
+        "drop": _BOARD_PEOPLE, "assign": _BOARD_PEOPLE, "prepare": _BOARD_PEOPLE, "start": _BOARD_PEOPLE,
+        "back": _BOARD_PEOPLE,
+        "cleanup": _BOARD_PERSON, "merge": _BOARD_PERSON, "abort": _BOARD_PERSON, "commit": _BOARD_PERSON,
+        "approve": _BOARD_PERSON, "verify": _BOARD_PERSON, "pass": _BOARD_PERSON, "comment": _BOARD_PERSON,
+        "uncomment": _BOARD_PERSON, "shelve": _BOARD_PERSON, "pr": _BOARD_PERSON,
+    },
+}
+
 _WHO = {PERSON: "a person's connection", UNREGISTERED: "an agent's connection before its report",
         SESSION: "a session's connection", CONCIERGE: "the concierge's connection"}
 
 
-def check(op_name, caller):
-    """Raise the spec's refusal when `caller` may not call `op_name`; an op with no rule
-    is refused to everyone."""
+def check(op_name, caller, args=None):
+    """Raise the spec's refusal when `caller` may not call `op_name` (or, for an op with
+    actions, take `args.action`); an op with no rule is refused to everyone."""
     rule = REFUSED.get(op_name)
     if rule is None:
         raise RoostError("unauthorized", f"{op_name} has no rule for who may call it: refused")
     code = rule.get(caller)
     if code is not None:
         raise RoostError(code, f"{op_name} is not for {_WHO[caller]}")
+    actions = ACTIONS.get(op_name)
+    if actions is None:
+        return
+    action = (args or {}).get("action")
+    rule = actions.get(action) if isinstance(action, str) else None
+    if rule is None:
+        raise RoostError("bad_request", f"{op_name} takes an action: one of {', '.join(sorted(actions))}")
+    code = rule.get(caller)
+    if code is not None:
+        raise RoostError(code, f"{op_name} {action} is not for {_WHO[caller]}")

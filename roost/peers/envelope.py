@@ -26,7 +26,5 @@ def notice(target, relation, when, news):
             f"is {'idle' if when == 'idle' else 'ended'}: {one_line(news, 500)}]")
 
 
-def one_line_for_a_terminal(text):
-    """A terminal agent without bracketed paste would take each newline for Enter: its
-    items are typed as one line."""
-    return " ".join(text.split())
+def from_roost(text):
+    return "[roost: a note from roost itself (the task board), not from the user.]\n" + text

@@ -1,0 +1,81 @@
+"""The `task` op (M47): the shared board, on any connection but an unregistered agent's;
+who may take which action is roost.ops.callers' (ACTIONS), checked before this runs.
+The result is {tasks: the board as the caller sees it, task?, sent?, job?, note?, hash?,
+workspace?}."""
+
+from roost.board.actions import Actor, project_of
+from roost.errors import RoostError
+from roost.ops import args as read
+from roost.ops import callers, op
+
+# Actions of a task's workspace (M54-M60): handlers registered by roost.ops.workspaces.
+WORKSPACE_ACTIONS = {}
+
+
+def actor_of(call):
+    session = call.session
+    if session.caller == callers.CONCIERGE:
+        return Actor("concierge")
+    if session.caller != callers.SESSION:
+        return Actor("user")
+    peer = call.services.directory.of_session(session)
+    if peer.job is not None and not peer.job.speaks:
+        raise RoostError("unauthorized", f"job {peer.id} has ended: it speaks for no one")
+    return Actor("session", peer, project_of(peer.cwd))
+
+
+def _task_id(call):
+    return read.integer(call.args, "id", minimum=1, digits_ok=True)
+
+
+def _list(call, actor):
+    project = call.args.get("project")
+    return {"tasks": call.services.board_actions.visible(actor, project if actor.person else None)}
+
+
+def _add(call, actor):
+    after = call.args.get("after") or []
+    if not isinstance(after, list):
+        raise RoostError("bad_request", "after must be a list of task ids")
+    ids = [read.integer({"id": item}, "id", minimum=1, digits_ok=True) for item in after]
+    task = call.services.board_actions.add(actor, read.text(call.args, "title", min_length=1, trim=True),
+                                           read.text(call.args, "detail", default=None), ids,
+                                           call.args.get("project"), "project" in call.args)
+    return {"task": task}
+
+
+def _claim(call, actor):
+    return {"task": call.services.board_actions.claim(actor, _task_id(call))}
+
+
+def _done(call, actor):
+    return {"task": call.services.board_actions.done(actor, _task_id(call), read.text(call.args, "result", default=None))}
+
+
+def _release(call, actor):
+    return {"task": call.services.board_actions.release(actor, _task_id(call))}
+
+
+def _drop(call, actor):
+    return {"task": call.services.board_actions.drop(actor, _task_id(call))}
+
+
+def _assign(call, actor):
+    task, sent = call.services.board_actions.assign(actor, _task_id(call), read.text(call.args, "to", min_length=1))
+    return {"task": task, "sent": sent}
+
+
+PLAIN_ACTIONS = {"list": _list, "add": _add, "claim": _claim, "done": _done, "release": _release,
+                 "drop": _drop, "assign": _assign}
+
+
+@op("task")
+def task(call):
+    actor = actor_of(call)
+    action = call.args["action"]       # checked by roost.ops.callers
+    handler = PLAIN_ACTIONS.get(action) or WORKSPACE_ACTIONS.get(action)
+    if handler is None:
+        raise RoostError("unsupported", f"this roost does not offer task {action} yet")
+    result = handler(call, actor)
+    result.setdefault("tasks", call.services.board_actions.visible(actor))
+    return result
