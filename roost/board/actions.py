@@ -15,6 +15,7 @@ from roost.board.board import now_ms
 from roost.errors import RoostError, bad_request, not_found
 from roost.events.bus import one_line
 from roost.peers import envelope
+from roost.peers.directory import Peer
 
 log = logging.getLogger(__name__)
 
@@ -267,6 +268,5 @@ class BoardActions:
 
 def _anyone():
     """An asker that is no session: `find` then looks at every session."""
-    from roost.peers.directory import Peer
     return Peer("roost", "roost", "job", None, None, "")
 

@@ -18,7 +18,7 @@ from roost.errors import RoostError
 from roost.jobs.news import describe
 from roost.jobs.record import END_STATES
 from roost.peers import envelope
-from roost.peers.directory import relation
+from roost.peers.directory import Peer, relation
 
 log = logging.getLogger(__name__)
 
@@ -44,14 +44,14 @@ class Watches:
         self.registry = registry
         self.directory = directory
         self.messenger = messenger
+        self.data = {}             # watches.json as read (fields this version does not know kept)
         self.watches = []          # {watcher, target, targetName, when, at}
         self._foreground = []      # the same, for foreground watchers (not kept on disk)
         bus.listeners.append(self._event)
 
     def load(self):
-        data = store.read_json(self.path) or {}
-        self.data = data
-        self.watches = [watch for watch in data.get("watches") or [] if isinstance(watch, dict)]
+        self.data = store.read_json(self.path) or {}
+        self.watches = [watch for watch in self.data.get("watches") or [] if isinstance(watch, dict)]
 
     def recheck(self):
         """At the daemon's start: what each kept watch waits for may have happened."""
@@ -123,7 +123,6 @@ class Watches:
     def _watcher(self, watch):
         job = self.registry.get(watch["watcher"])
         if job is not None:
-            from roost.peers.directory import Peer
             return Peer.of_job(job)
         return self.directory.foreground.get(watch["watcher"])
 
@@ -140,7 +139,6 @@ class Watches:
                                    who=about.name, who_id=about.id)
 
     def _about(self, watch, target):
-        from roost.peers.directory import Peer
         if target is not None:
             return Peer.of_job(target)
         return Peer(watch["target"], watch.get("targetName") or watch["target"], "job", None, None, "")
@@ -156,5 +154,5 @@ class Watches:
             self._save()
 
     def _save(self):
-        data = dict(getattr(self, "data", {}), version=VERSION, watches=self.watches)
+        data = dict(self.data, version=VERSION, watches=self.watches)
         store.write_json(self.path, data)
