@@ -480,8 +480,9 @@ def test_the_lead_example_hands_its_task_to_the_helper_and_waits_for_it(daemon):
     lead = start(daemon, "lead", task="write the release notes")
     row = lead.wait_row(lambda row: row["state"] == "done", "the lead done")
     assert row["summary"] == "helper: did: write the release notes"
-    kinds = [event["kind"] for event in daemon.call("events", id=lead.id, limit=100)["events"]]
-    assert "message" in kinds and "notice" in kinds
+    wait_for(lambda: {"message", "notice"} <= {event["kind"] for event in
+                                                daemon.call("events", id=lead.id, limit=100)["events"]},
+             what="the message and the notice in the feed")
 
 
 def test_the_examples_run_harmlessly_outside_roost():
