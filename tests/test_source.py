@@ -320,7 +320,8 @@ def test_a_planted_long_module_breaks_the_size_rule():
 # the entry script's directory there while it analyses the bundle): the standard
 # library's, and these dependencies' (roost.spec checks the installed ones as it builds).
 DEPENDENCIES = ("gevent", "greenlet", "zope", "ujson", "pexpect", "ptyprocess", "pyte", "wcwidth",
-                "dulwich", "urllib3", "docopt", "PyInstaller", "altgraph", "packaging", "pytest")
+                "dulwich", "urllib3", "docopt", "PyInstaller", "altgraph", "packaging", "pytest",
+                "mcp", "mcp_types", "pydantic", "anyio")
 
 
 def shadowing(entries):
