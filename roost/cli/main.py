@@ -26,6 +26,7 @@ COMMANDS = {
     "send": ("send", "an agent's: send another session a message"),
     "watch": ("watch", "an agent's: be told when another session is idle or ended"),
     "spawn": ("spawn", "an agent's: start a child of this job"),
+    "mcp": ("mcp", "an agent's: the MCP server of roost's tools (peers, send, watch, the board)"),
     "stop": ("stop", "stop a job and every process it started"),
     "rm": ("rm", "remove an ended job and its directory"),
     "respawn": ("respawn", "start an ended job again"),
