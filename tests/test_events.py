@@ -124,6 +124,7 @@ def test_a_subscriber_gets_events_and_coalesced_rows(daemon):
 def test_roost_events_prints_the_feed_and_follows_it(daemon):
     job_id = dispatch(daemon, ["true"], name="first")
     wait_state(daemon, job_id, "done")
+    wait_for(lambda: feed(daemon, limit=1)["events"][-1]["text"] == "done", what="its end in the feed")
     printed = daemon.cli("events", "-n", "3", "--json")
     assert printed.returncode == 0
     assert json.loads(printed.stdout) == feed(daemon, limit=3)
