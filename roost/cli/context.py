@@ -17,6 +17,15 @@ class ExitStatus(enum.IntEnum):
     UNREACHABLE = 3
 
 
+def _one_call(client, op, args):
+    try:
+        return client.call(op, args or {})
+    except Lost as error:
+        raise Unreachable(f"the daemon closed the connection during {op}: {error}")
+    finally:
+        client.close()
+
+
 class NotInAJob(Exception):
     """An agent's command run where no job is: it has no session to act for."""
 
@@ -47,13 +56,7 @@ class Context:
 
     def call(self, op, args=None):
         """One request on a connection of its own."""
-        client = self.client()
-        try:
-            return client.call(op, args or {})
-        except Lost as error:
-            raise Unreachable(f"the daemon closed the connection during {op}: {error}")
-        finally:
-            client.close()
+        return _one_call(self.client(), op, args)
 
     def job_identity(self):
         """(job id, token) of the job this command runs in (its environment says so,
@@ -77,13 +80,8 @@ class Context:
         return client
 
     def call_as_job(self, op, args=None):
-        client = self.as_job()
-        try:
-            return client.call(op, args or {})
-        except Lost as error:
-            raise Unreachable(f"the daemon closed the connection during {op}: {error}")
-        finally:
-            client.close()
+        """One request for the job this command runs in, on a connection of its own."""
+        return _one_call(self.as_job(), op, args)
 
     def call_once(self, op, args):
         """A request that must be taken once however often it is sent (M36)."""

@@ -8,12 +8,11 @@ token, which lets it take part without a report, so that job's row is still read
 its screen.
 """
 
-import hmac
-
 from roost.errors import RoostError
 from roost.jobs.launch import fold_name
 from roost.ops import args as read
 from roost.ops import callers, op
+from roost.ops.agents import job_for
 from roost.ops.job_args import launch_job
 
 HANDBACK_STATES = ("done", "blocked", "failed")
@@ -26,13 +25,7 @@ def _asker(call):
 
 @op("speak_for")
 def speak_for(call):
-    job_id = read.text(call.args, "id", min_length=1)
-    token = read.text(call.args, "token")
-    job = call.services.jobs.get(job_id)
-    if job is None:
-        raise RoostError("not_found", f"no job {job_id}")
-    if not hmac.compare_digest(token.encode("utf-8"), job.token.encode("utf-8")):
-        raise RoostError("unauthorized", "this token is not the job's")
+    job = job_for(call)
     if not job.speaks:
         raise RoostError("unauthorized", f"job {job.id} has ended: it speaks for no one")
     call.session.identify(callers.SESSION, job.id)
