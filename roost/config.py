@@ -37,9 +37,12 @@ class Config:
         self._value = None
         self._stamp = None
 
+    def path(self):
+        """Where roost.json is read from (it may not exist)."""
+        return paths.config_file({**os.environ, "ROOST_HOME": self.home})
+
     def current(self):
-        path = paths.config_file({**os.environ, "ROOST_HOME": self.home})
-        self._value, self._stamp = load(path, self._value, self._stamp)
+        self._value, self._stamp = load(self.path(), self._value, self._stamp)
         return self._value
 
     def get(self, key, default=None):

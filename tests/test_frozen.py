@@ -317,3 +317,15 @@ def test_a_job_started_by_roost_run_sees_the_users_library_path(frozen, tmp_path
     seen = tmp_path / "job.env"
     ok(frozen("run", "--cwd", str(tmp_path), "--", *write_env_to(seen), env={"LD_LIBRARY_PATH": "/x/y"}))
     assert_the_users_own(environment_written(seen), "/x/y")
+
+
+def test_the_built_in_profiles_and_the_pi_extension_are_in_the_binary(frozen):
+    listed = {entry["name"]: entry for entry in json.loads(ok(frozen("profiles", "--json")))["profiles"]}
+    assert {"claude", "codex", "aider", "pi"} <= set(listed)
+    assert {listed[name]["source"] for name in ("claude", "codex", "aider", "pi")} == {"built-in"}
+    extension = listed["pi"]["command"][2]
+    assert extension.startswith(os.path.dirname(frozen.unpacked()) + os.sep)   # its own unpacked copy
+    client = os.path.join(os.path.dirname(extension), "..", "src", "roost-agent.ts")
+    for shipped, source in ((extension, ("pi", "roost.ts")), (client, ("src", "roost-agent.ts"))):
+        with open(shipped, "rb") as got, open(os.path.join(ROOT, "clients", "typescript", *source), "rb") as want:
+            assert got.read() == want.read()

@@ -6,6 +6,10 @@ import os
 import sys
 
 AGENT_FILE = "roost_agent.py"
+BUILTIN_PROFILES = os.path.join("roost", "jobs", "builtin_profiles.json")
+# The pi extension of the built-in `pi` profile and the client it imports beside it.
+PI_EXTENSION = os.path.join("clients", "typescript", "pi", "roost.ts")
+TYPESCRIPT_CLIENT = os.path.join("clients", "typescript", "src", "roost-agent.ts")
 MARKER = ".roost-complete"    # in an unpacked copy of dist/roost (packaging/launcher.sh)
 BUILD_INFO = "roost-build.json"   # written into the bundle by scripts/build
 _held = []
@@ -30,6 +34,12 @@ def bundle_dir():
 def agent_file_path():
     """The path of the bundled `roost_agent.py`."""
     return os.path.join(bundle_dir(), AGENT_FILE)
+
+
+def bundled(relative):
+    """The path of a file shipped with roost (roost.spec's datas), by its path in the
+    checkout."""
+    return os.path.join(bundle_dir(), relative)
 
 
 def build_info():

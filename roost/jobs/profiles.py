@@ -1,24 +1,82 @@
-"""Agent profiles from roost.json (CONTRACT.md "Agent profiles", spec M30/M31/M40).
+"""Agent profiles: roost.json's and roost's built-in ones (CONTRACT.md "Agent profiles",
+spec M30/M31/M40).
 
 A launch that names a `profile` and leaves `command` empty gets the profile's command,
 term, protocol and resume filled in; its task goes into the argv (`task: "argv"`,
 `taskInArgv`) or is typed once the agent first waits (`task: "type"`, the default).
+A profile of roost.json replaces a built-in one of the same name (roost.jobs.
+builtin_profiles) whole.
 """
 
 import re
 
-from roost.errors import bad_request
+from roost.errors import RoostError, bad_request
+from roost.jobs import builtin_profiles
 
 TASK_MODES = ("type", "argv")
+BUILT_IN = "built-in"
+TERM_PATTERNS = ("waiting", "working", "dialog", "question", "choices")
+
+
+def _users(config):
+    profiles = config.get("agentProfiles") if isinstance(config, dict) else None
+    return profiles if isinstance(profiles, dict) else {}
 
 
 def find(config, name):
-    profiles = config.get("agentProfiles") if isinstance(config, dict) else None
-    profile = profiles.get(name) if isinstance(profiles, dict) else None
-    if not isinstance(profile, dict):
-        known = ", ".join(sorted(profiles)) if isinstance(profiles, dict) and profiles else "none"
-        raise bad_request(f"no agent profile named {name!r} in roost.json (profiles: {known})")
+    """The profile named `name`: roost.json's, else the built-in one."""
+    profile, _ = find_with_source(config, name)
     return profile
+
+
+def find_with_source(config, name):
+    """(profile, "roost.json" or "built-in")."""
+    users = _users(config)
+    if name in users:
+        if not isinstance(users[name], dict):
+            raise bad_request(f"agentProfiles.{name} in roost.json must be an object")
+        return users[name], "roost.json"
+    built_in = builtin_profiles.profiles().get(name)
+    if built_in is not None:
+        return built_in, BUILT_IN
+    raise bad_request(f"no agent profile named {name!r} (roost.json's and the built-in ones: "
+                      f"{', '.join(sorted(names(config))) or 'none'})")
+
+
+def names(config):
+    return set(_users(config)) | set(builtin_profiles.profiles())
+
+
+def listing(config, config_path):
+    """Every profile a launch may name, each with where it comes from (`source`: the
+    roost.json path, or "built-in"; `replaces: "built-in"` when a roost.json profile
+    takes a built-in one's place) and what it runs."""
+    users = _users(config)
+    built_in = builtin_profiles.profiles()
+    shown = []
+    for name in sorted(set(users) | set(built_in)):
+        profile = users.get(name) if name in users else built_in[name]
+        entry = {"name": name, "source": config_path if name in users else BUILT_IN}
+        if name in users and name in built_in:
+            entry["replaces"] = BUILT_IN
+        if not isinstance(profile, dict):
+            entry["error"] = "not an object"
+            shown.append(entry)
+            continue
+        for key in ("title", "command", "task", "protocol", "resume", "recordedOn", "versionCommand"):
+            if key in profile:
+                entry[key] = profile[key]
+        for key in ("command", "resume"):
+            if isinstance(entry.get(key), list):
+                entry[key] = builtin_profiles.expand(entry[key])   # the files it really runs
+        entry.setdefault("task", "type")
+        entry["protocol"] = bool(profile.get("protocol"))
+        try:
+            check_term(profile.get("term"), f"agentProfiles.{name}.term")
+        except RoostError as error:   # shown here; a launch refuses it
+            entry["error"] = error.text
+        shown.append(entry)
+    return shown
 
 
 def _argv(value, what):
@@ -29,12 +87,12 @@ def _argv(value, what):
 
 def check_term(term, what="term"):
     """DispatchArgs.term: {submit, settleMs, waiting?, working?, typeTask?}, and roost's
-    own dialog? and choices? (roost.term.reading); regexes must compile."""
+    own dialog?, question? and choices? (roost.term.reading); regexes must compile."""
     if term is None:
         return None
     if not isinstance(term, dict):
         raise bad_request(f"{what} must be an object")
-    for key in ("waiting", "working", "dialog", "choices"):
+    for key in TERM_PATTERNS:
         pattern = term.get(key)
         if pattern is None:
             continue

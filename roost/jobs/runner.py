@@ -12,7 +12,7 @@ import os
 import gevent
 
 from roost.errors import RoostError
-from roost.jobs import launch, processes
+from roost.jobs import builtin_profiles, launch, processes
 from roost.jobs.record import END_STATES, LIVE_STATES, now_ms
 from roost.jobs.run_end import MAX_QUICK_DEATHS, QUICK_DEATH_MS, RunEnds, recorded_exit
 from roost.keeper.client import KeeperError, KeeperRefused
@@ -46,7 +46,8 @@ class JobRunner:
         """Spawn the job's program (its launch argv, or `argv`) and give it a Terminal.
         Raises RoostError (bad_request) with the reason when it cannot run; the job is
         then failed with that reason."""
-        argv = list(argv or job.launch["argv"])
+        # `{bundle}/` arguments name this release's own files (roost.jobs.builtin_profiles).
+        argv = builtin_profiles.expand(argv or job.launch["argv"])
         first = job.state is None
         self._retire(job)
         self.registry.move(job, "starting")

@@ -72,6 +72,8 @@ REFUSED = {
     "attach-input": _PERSON_ONLY,
     "attach-resize": _PERSON_ONLY,
     "detach": _PERSON_ONLY,
+    # roost's own: the agent profiles (read by anyone).
+    "profiles": _ANYONE,
 }
 
 # Ops with actions (`task {action}`): each action's own rule, after the op's. An action

@@ -8,7 +8,7 @@ import gevent.event
 
 from roost.errors import RoostError, bad_request
 from roost.jobs import launch as launching
-from roost.jobs import profiles
+from roost.jobs import builtin_profiles, profiles
 from roost.ops import args as read
 
 TASK_LIMIT = 200
@@ -68,7 +68,11 @@ def read_dispatch(args, config):
         launch["protocol"] = False
     if launch["resumable"] is None:
         launch["resumable"] = bool(launch["resumeCommand"])
-    launching.check_runnable(launch["argv"][0], cwd, {**os.environ, **env})
+    launching.check_runnable(builtin_profiles.expand(launch["argv"][:1])[0], cwd, {**os.environ, **env})
+    missing = builtin_profiles.missing_files(launch["argv"] + (launch["resumeCommand"] or []))
+    if missing:
+        raise bad_request(f"cannot run {launch['argv'][0]}: roost's own file {missing[0]} is missing "
+                          "(an incomplete install of roost)")
     name = launching.fold_name(read.text(args, "name", default="") or "")
     if not name:
         name = launching.default_name(launch["argv"], profile)

@@ -2,10 +2,14 @@
 
 `submit`: the keys that submit typed text; `settleMs`: the quiet time before the screen
 is judged; `waiting` / `working` / `dialog`: regexes over the rendered screen (its lines
-joined, `^` and `$` at each line); `choices`: a regex whose matches after the dialog's
-are its options; `typeTask`: kept for whoever types the first task. A reading is what
-the screen says about the job, in the JobRow's words: {state, status, waitingFor,
-summary}, and for a dialog its `question` and `choices`.
+joined, `^` and `$` at each line); `question`: a regex whose last match on the screen is
+a dialog's question (its `question` group, else all it matched), for a dialog whose
+question is not where its `dialog` pattern matches; `choices`: a regex whose matches
+after the question (or after the dialog's match) are its options (each its `choice`
+group, else its `label` group, else all it matched; a `key` group may say what picks
+it); `typeTask`: kept for whoever types the first task. A reading is what the screen
+says about the job, in the JobRow's words: {state, status, waitingFor, summary}, and
+for a dialog its `question` and `choices`.
 
 roost types the task and queued replies only into a screen that reads as waiting for
 text (`ready_for_text`): never into a dialog (typing there can approve what the user
@@ -58,6 +62,7 @@ class TermProfile:
         self.waiting = _pattern(term.get("waiting"), "waiting")
         self.working = _pattern(term.get("working"), "working")
         self.dialog = _pattern(term.get("dialog"), "dialog")
+        self.question = _pattern(term.get("question"), "question")
         self.choices = _pattern(term.get("choices"), "choices") or re.compile(DEFAULT_CHOICES, re.MULTILINE)
         type_task = term.get("typeTask")
         self.type_task = type_task if isinstance(type_task, str) else None
@@ -86,20 +91,37 @@ class TermProfile:
         return {"state": "blocked", "status": None, "waitingFor": None, "summary": summary}
 
     def _dialog_reading(self, text, found, summary):
-        """The dialog's question (its pattern's `question` group, else what it matched)
-        and the options shown after where it matched."""
-        groups = found.groupdict()
-        question = groups.get("question") if groups.get("question") else found.group(0)
+        """The dialog's question (the last match of `question`, else the `dialog`
+        pattern's `question` group, else what it matched) and the options shown after
+        the question (or after where the dialog matched)."""
+        asked = None
+        if self.question is not None:
+            for asked in self.question.finditer(text):
+                pass
+        if asked is not None:
+            question = _group(asked, "question")
+            options_from = asked.end()
+        else:
+            question = _group(found, "question")
+            options_from = found.start()
         choices = []
-        for option in self.choices.finditer(text, found.start()):
-            named = option.groupdict().get("choice")
-            choice = " ".join((named if named is not None else option.group(0)).split())
+        for option in self.choices.finditer(text, options_from):
+            choice = " ".join((_group(option, "choice", "label")).split())
             if choice and choice not in choices:
                 choices.append(choice[:MAX_CHOICE])
             if len(choices) >= MAX_CHOICES:
                 break
         return {"state": "blocked", "status": "waiting", "waitingFor": "dialog", "summary": summary,
                 "question": " ".join(question.split())[:MAX_QUESTION], "choices": choices}
+
+
+def _group(match, *names):
+    """The first of the named groups that took part in `match`, else all it matched."""
+    groups = match.groupdict()
+    for name in names:
+        if groups.get(name):
+            return groups[name]
+    return match.group(0)
 
 
 SUMMARY_EVERY = 1.0           # a working screen's row text: at most this often

@@ -1,0 +1,103 @@
+"""The built-in profiles on a real daemon: `roost run --profile claude TASK` with no
+roost.json, a roost.json profile that replaces a built-in one, `roost profiles`. The agents are
+stand-ins named like the real ones (tests/agents/replays_screens.py) that draw the
+real agents' recorded screens (tests/fixtures/agents/) from the bytes those wrote."""
+
+import json
+import os
+import stat
+
+from conftest import AGENTS, PYTHON, ROOT, wait_for
+from jobkit import wait_row, write_config
+
+RECORDED = os.path.join(ROOT, "tests", "fixtures", "agents")
+CLAUDE = os.path.join(RECORDED, "claude-code", "2.1.197")
+
+
+def program(folder, name, body):
+    """An executable `name` in `folder` running the shell `body`."""
+    path = os.path.join(folder, name)
+    with open(path, "w") as handle:
+        handle.write("#!/bin/sh\n" + body + "\n")
+    os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+    return path
+
+
+class StandIn:
+    """A folder with a stand-in `claude` that draws the recordings `labels`, in order."""
+
+    def __init__(self, tmp_path, *labels, name="claude", folder=CLAUDE):
+        self.bin = tmp_path / "bin"
+        self.bin.mkdir(exist_ok=True)
+        self.log = tmp_path / f"{name}.log"
+        screens = ":".join(os.path.join(folder, f"{label}.output.bin") for label in labels)
+        program(str(self.bin), name, f"REPLAY_SCREENS='{screens}' REPLAY_LOG='{self.log}' "
+                                     f"exec {PYTHON} {os.path.join(AGENTS, 'replays_screens.py')} \"$@\"")
+        self.env = {"PATH": f"{self.bin}:{os.environ['PATH']}"}
+
+    def events(self):
+        try:
+            return [json.loads(line) for line in self.log.read_text().splitlines()]
+        except FileNotFoundError:
+            return []
+
+    def typed(self):
+        return [event["typed"] for event in self.events() if "typed" in event]
+
+
+def run(daemon, tmp_path, env, *argv):
+    done = daemon.cli("run", "--json", "--cwd", str(tmp_path), *argv, env=env)
+    assert done.returncode == 0, done.stderr.decode()
+    return json.loads(done.stdout)["id"]
+
+
+def test_run_with_a_built_in_profile_needs_no_roost_json(daemon, tmp_path):
+    claude = StandIn(tmp_path, "trust-dialog", "first-prompt", "answered")
+    assert not os.path.exists(os.path.join(daemon.home, "roost.json"))
+    job_id = run(daemon, tmp_path, claude.env, "--profile", "claude", "fix the test")
+    # The task goes in claude's argv; the trust dialog comes first and reads as one.
+    wait_for(lambda: claude.events(), what="the stand-in to start")
+    assert claude.events()[0] == {"argv": ["fix the test"]}
+    current = wait_row(daemon, job_id, lambda current: current["waitingFor"] == "dialog", timeout=15,
+                       what="the trust dialog on the row")
+    assert current["name"] == "claude" and current["profile"] == "claude"
+    assert current["question"] == "Quick safety check: Is this a project you created or one you trust?"
+    assert current["choices"] == ["Yes, I trust this folder", "No, exit"]
+    # The user answers it; then the prompt reads as waiting.
+    assert daemon.cli("keys", job_id, "1", "Enter").returncode == 0
+    wait_row(daemon, job_id, lambda current: current["status"] == "waiting" and current["waitingFor"] == "question",
+             timeout=15, what="claude's prompt waiting")
+    assert claude.typed() == ["1"]
+    record = daemon.call("list", all=True)["jobs"]
+    assert [item["id"] for item in record] == [job_id]
+
+
+def test_a_roost_json_profile_replaces_the_built_in_one(daemon, tmp_path):
+    mine = StandIn(tmp_path, "seeded-first-prompt", name="my-claude")
+    write_config(daemon.home, {"agentProfiles": {"claude": {"command": ["my-claude", "--mine"], "task": "argv"}}})
+    listed = json.loads(daemon.cli("profiles", "--json").stdout)
+    by_name = {entry["name"]: entry for entry in listed["profiles"]}
+    assert by_name["claude"]["source"] == os.path.join(daemon.home, "roost.json")
+    assert by_name["claude"]["replaces"] == "built-in" and by_name["claude"]["command"] == ["my-claude", "--mine"]
+    run(daemon, tmp_path, mine.env, "--profile", "claude", "the task")
+    wait_for(lambda: mine.events(), what="roost.json's program to start")
+    assert mine.events()[0] == {"argv": ["--mine", "the task"]}
+
+
+def test_profiles_lists_the_built_in_ones_and_roost_jsons(daemon):
+    write_config(daemon.home, {"agentProfiles": {"mine": {"command": ["python3", "x.py"], "protocol": True}}})
+    done = daemon.cli("profiles", "--json")
+    assert done.returncode == 0, done.stderr
+    listed = {entry["name"]: entry for entry in json.loads(done.stdout)["profiles"]}
+    assert set(listed) == {"aider", "claude", "codex", "mine", "pi"}
+    assert {listed[name]["source"] for name in ("aider", "claude", "codex", "pi")} == {"built-in"}
+    assert listed["mine"]["source"] == os.path.join(daemon.home, "roost.json") and "replaces" not in listed["mine"]
+    assert listed["claude"]["recordedOn"] and listed["claude"]["versionCommand"] == ["claude", "--version"]
+    # pi runs with roost's own extension, shipped with roost beside the client it imports.
+    pi = listed["pi"]
+    assert pi["protocol"] is True and pi["command"][:2] == ["pi", "-e"]
+    extension = pi["command"][2]
+    assert os.path.isfile(extension) and extension.endswith(os.path.join("pi", "roost.ts"))
+    assert os.path.isfile(os.path.join(os.path.dirname(extension), "..", "src", "roost-agent.ts"))
+    text = daemon.cli("profiles").stdout.decode()
+    assert "claude  claude (task argv; recorded on 2.1.197)" in text and "from built-in" in text
