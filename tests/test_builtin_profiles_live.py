@@ -1,5 +1,6 @@
 """The built-in profiles on a real daemon: `roost run --profile claude TASK` with no
-roost.json, a roost.json profile that replaces a built-in one, `roost profiles`. The agents are
+roost.json, a roost.json profile that replaces a built-in one, `roost profiles`,
+`roost doctor`. The agents are
 stand-ins named like the real ones (tests/agents/replays_screens.py) that draw the
 real agents' recorded screens (tests/fixtures/agents/) from the bytes those wrote."""
 
@@ -101,3 +102,40 @@ def test_profiles_lists_the_built_in_ones_and_roost_jsons(daemon):
     assert os.path.isfile(os.path.join(os.path.dirname(extension), "..", "src", "roost-agent.ts"))
     text = daemon.cli("profiles").stdout.decode()
     assert "claude  claude (task argv; recorded on 2.1.197)" in text and "from built-in" in text
+
+
+def test_doctor_says_which_agents_are_found_and_tested_at_their_version(daemon, tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    program(str(bin_dir), "claude", 'echo "2.1.197 (Claude Code)"')
+    program(str(bin_dir), "codex", 'echo "codex-cli 0.999.0"')
+    program(str(bin_dir), "pi", 'echo "0.73.1" >&2')      # pi prints its version on stderr
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin"}           # no aider on it
+    done = daemon.cli("doctor", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    checks = {check["name"]: check for check in json.loads(done.stdout)["profiles"]}
+    assert checks["claude"]["verdict"] == "ok" and checks["claude"]["version"] == "2.1.197"
+    assert checks["claude"]["path"] == str(bin_dir / "claude") and checks["claude"]["notes"] == []
+    assert checks["pi"]["verdict"] == "ok" and checks["pi"]["version"] == "0.73.1"
+    assert checks["codex"]["verdict"] == "untested" and checks["codex"]["version"] == "0.999.0"
+    assert "recorded on 0.171.0" in checks["codex"]["notes"][0]
+    assert checks["aider"]["verdict"] == "not-found" and "aider is not on PATH" in checks["aider"]["notes"][0]
+    text = daemon.cli("doctor", env=env).stdout.decode()
+    assert "codex   UNTESTED 0.999.0 at" in text and "aider   not found" in text
+
+
+def test_doctor_on_a_roost_json_profile(daemon, tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    program(str(bin_dir), "claude", "echo oops >&2; exit 3")
+    write_config(daemon.home, {"agentProfiles": {
+        "claude": {"command": ["claude"], "versionCommand": ["claude", "--version"], "recordedOn": ["1.0.0"]},
+        "bad": {"command": ["claude"], "term": {"waiting": "(unclosed"}},
+        "plain": {"command": ["claude"]}}})
+    done = daemon.cli("doctor", "--json", env={"PATH": f"{bin_dir}:/usr/bin:/bin"})
+    checks = {check["name"]: check for check in json.loads(done.stdout)["profiles"]}
+    assert checks["claude"]["verdict"] == "no-version"
+    assert any("replaces the built-in one" in note for note in checks["claude"]["notes"])
+    assert any("exit status 3" in note and "oops" in note for note in checks["claude"]["notes"])
+    assert checks["bad"]["verdict"] == "broken" and "not a regular expression" in checks["bad"]["notes"][0]
+    assert checks["plain"]["verdict"] == "unchecked"

@@ -16,6 +16,7 @@ COMMANDS = {
     "agent-file": ("agent_file", "write roost_agent.py, the agent client, into a directory"),
     "run": ("run", "start a job: a command, or an agent from a profile"),
     "profiles": ("profiles", "list the agent profiles: the built-in ones and roost.json's"),
+    "doctor": ("doctor", "check each profile's agent: found, its version, tested on it"),
     "list": ("list", "list the jobs"),
     "attach": ("attach", "join a job's live terminal (detach with Ctrl-q)"),
     "peek": ("peek", "print a job's screen without attaching"),

@@ -72,8 +72,10 @@ REFUSED = {
     "attach-input": _PERSON_ONLY,
     "attach-resize": _PERSON_ONLY,
     "detach": _PERSON_ONLY,
-    # roost's own: the agent profiles (read by anyone).
+    # roost's own: the agent profiles (read by anyone), and the check of their agents
+    # (it runs each agent's version command: a person's).
     "profiles": _ANYONE,
+    "doctor": _PERSON_ONLY,
 }
 
 # Ops with actions (`task {action}`): each action's own rule, after the op's. An action

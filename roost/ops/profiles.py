@@ -1,7 +1,11 @@
 """roost's own ops on agent profiles: `profiles` (every profile a launch may name, and
-where each comes from)."""
+where each comes from) and `doctor` (is each profile's agent there, at a version its
+profile was checked on: roost.jobs.doctor)."""
 
+from roost.errors import bad_request
+from roost.jobs import doctor
 from roost.jobs import profiles as agent_profiles
+from roost.ops import args as read
 from roost.ops import op
 
 
@@ -9,3 +13,15 @@ from roost.ops import op
 def profiles(call):
     config = call.services.config
     return {"profiles": agent_profiles.listing(config.current(), config.path()), "config": config.path()}
+
+
+@op("doctor")
+def check(call):
+    """`env` and `cwd`: the environment and folder a job would be given (the CLI's own),
+    so each agent is looked for where `roost run` would look for it."""
+    env = read.mapping(call.args, "env", default={})
+    if not all(isinstance(value, str) for value in env.values()):
+        raise bad_request("env values must be strings")
+    cwd = read.text(call.args, "cwd", default=None)
+    config = call.services.config
+    return doctor.check_all(config.current(), config.path(), env, cwd)

@@ -1,0 +1,56 @@
+"""Check each agent profile's agent: is it on PATH (this shell's, which `roost run`
+gives the job), which version is installed, and was the profile's screen reading
+checked on that version? Says what else to know: a profile of roost.json that
+replaces a built-in one, a bundled file missing, a term that is refused.
+
+Usage:
+  roost doctor [--json]
+  roost doctor --help
+
+Options:
+  --json  print the op's result as JSON
+"""
+
+import os
+
+VERDICTS = {
+    "ok": "ok",
+    "untested": "UNTESTED",
+    "not-found": "not found",
+    "no-version": "version unknown",
+    "unchecked": "not checked",
+    "broken": "BROKEN",
+}
+
+
+def table(checks):
+    if not checks:
+        return "no profiles"
+    width = max(len(check["name"]) for check in checks)
+    lines = []
+    for check in checks:
+        found = [VERDICTS.get(check["verdict"], check["verdict"])]
+        if check.get("path"):
+            found += [check["version"]] if check.get("version") else []
+            found += ["at", check["path"]]
+        lines.append(f"{check['name']:<{width}}  {' '.join(found)}")
+        for note in check.get("notes") or []:
+            lines.append(f"{'':<{width}}  - {note}")
+    return "\n".join(lines)
+
+
+def main(opts, ctx):
+    from roost.bundle.userenv import user_environ
+
+    environ = {name: value for name, value in user_environ(ctx.env).items() if _is_text(name) and _is_text(value)}
+    cwd = os.path.abspath(ctx.env.get("PWD") or os.getcwd())
+    result = ctx.call("doctor", {"env": environ, "cwd": cwd})
+    ctx.show(opts, result, table(result["profiles"]))
+
+
+def _is_text(value):
+    try:
+        value.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
