@@ -1,6 +1,6 @@
 """The built-in profiles on a real daemon: `roost run --profile claude TASK` with no
 roost.json, a roost.json profile that replaces a built-in one, `roost profiles`,
-`roost doctor`. The agents are
+`roost doctor`, and a row that says when its screen cannot be read. The agents are
 stand-ins named like the real ones (tests/agents/replays_screens.py) that draw the
 real agents' recorded screens (tests/fixtures/agents/) from the bytes those wrote."""
 
@@ -9,7 +9,7 @@ import os
 import stat
 
 from conftest import AGENTS, PYTHON, ROOT, wait_for
-from jobkit import wait_row, write_config
+from jobkit import row, wait_row, write_config
 
 RECORDED = os.path.join(ROOT, "tests", "fixtures", "agents")
 CLAUDE = os.path.join(RECORDED, "claude-code", "2.1.197")
@@ -139,3 +139,22 @@ def test_doctor_on_a_roost_json_profile(daemon, tmp_path):
     assert any("exit status 3" in note and "oops" in note for note in checks["claude"]["notes"])
     assert checks["bad"]["verdict"] == "broken" and "not a regular expression" in checks["bad"]["notes"][0]
     assert checks["plain"]["verdict"] == "unchecked"
+
+
+def test_a_screen_no_pattern_reads_says_so_in_its_row_once_that_lasts(daemon, tmp_path):
+    # Claude Code's screen when it cannot start offline: none of the profile's patterns.
+    claude = StandIn(tmp_path, "onboarding-offline", "seeded-first-prompt")
+    write_config(daemon.home, {"unreadAfterMs": 300})
+    job_id = run(daemon, tmp_path, claude.env, "--profile", "claude")
+    current = wait_row(daemon, job_id, lambda current: current.get("unreadSince"), timeout=15,
+                       what="the row to say its screen is unread")
+    assert (current["state"], current["status"]) == ("blocked", None)
+    assert current["unreadSince"] <= current["stateSince"] + 5000
+    listed = daemon.cli("list").stdout.decode()
+    assert "unread" in listed
+    # Once it reads again (the prompt), the row says nothing of it any more.
+    assert daemon.cli("keys", job_id, "Enter").returncode == 0
+    current = wait_row(daemon, job_id, lambda current: current["status"] == "waiting", timeout=15,
+                       what="the prompt read")
+    assert "unreadSince" not in current
+    assert row(daemon, job_id).get("unreadSince") is None

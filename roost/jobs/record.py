@@ -52,8 +52,12 @@ _ROW_DEFAULTS = {
 # Optional JobRow fields: shown when the record has them.
 _ROW_OPTIONAL = ("usage", "parentSession", "rootSession", "parentOpen", "agent", "prs", "worktree",
                  "fanout", "profile", "schedule", "capabilities", "role", "suggested", "task")
+# roost's own optional fields, shown only while they hold a value: `unreadSince`, since
+# when a terminal agent's screen has matched none of its profile's patterns, once that
+# has lasted (roost.jobs.unread).
+_ROW_WHILE_SET = ("unreadSince",)
 
-ROW_FIELDS = frozenset(_ROW_DEFAULTS) | frozenset(_ROW_OPTIONAL) | {"queued"}
+ROW_FIELDS = frozenset(_ROW_DEFAULTS) | frozenset(_ROW_OPTIONAL) | frozenset(_ROW_WHILE_SET) | {"queued"}
 
 
 def now_ms():
@@ -136,6 +140,9 @@ class Job:
             row[field] = list(value) if isinstance(value, tuple) else value
         for field in _ROW_OPTIONAL:
             if field in record:
+                row[field] = record[field]
+        for field in _ROW_WHILE_SET:
+            if record.get(field) is not None:
                 row[field] = record[field]
         row["queued"] = self.replies().queued if self.job_dir else 0
         return row

@@ -15,6 +15,7 @@ from roost.errors import RoostError
 from roost.jobs import builtin_profiles, launch, processes
 from roost.jobs.record import END_STATES, LIVE_STATES, now_ms
 from roost.jobs.run_end import MAX_QUICK_DEATHS, QUICK_DEATH_MS, RunEnds, recorded_exit
+from roost.jobs.unread import UnreadWatch
 from roost.keeper.client import KeeperError, KeeperRefused
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,7 @@ class JobRunner:
         self.config = config
         self.socket_path = socket_path
         self.ends = RunEnds(registry, keeper)
+        self.unread = UnreadWatch(registry, config)
         self.pty_error = None           # why terminals cannot be had, for `status`
         self.on_started = []            # fn(job) once a run is recorded (its replies are typed)
         keeper.exit_listeners.append(self.ends.exited)
@@ -59,7 +61,7 @@ class JobRunner:
             self.attach_terminal(job, master)
             self.registry.move(job, "running", state="working", pid=pid, startedAt=started_at,
                                endedAt=None, status="busy", waitingFor=None, question=None,
-                               choices=[], error=None, reaped=False, lastArgv=argv)
+                               choices=[], error=None, reaped=False, lastArgv=argv, unreadSince=None)
         except BaseException:
             if job.run.phase == "starting":
                 self.registry.move(job, "ended")
@@ -142,6 +144,7 @@ class JobRunner:
         lasting = state != job.state or any(record.get(key) != value
                                             for key, value in fields.items() if key != "summary")
         self.registry.change(job, state=state if state in LIVE_STATES else None, lasting=lasting, **fields)
+        self.unread.reading(job, terminal, reading)
 
     # -- stopping -------------------------------------------------------------
     def stop(self, job, reaping=False):

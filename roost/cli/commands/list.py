@@ -27,6 +27,8 @@ def state_text(row):
     if row.get("reaped"):
         return "reaped"
     if row["state"] == "blocked":
+        if row.get("unreadSince"):
+            return "unread"     # its screen matches none of its profile's patterns
         return "waiting" if row.get("status") == "waiting" else "blocked"
     return row["state"]
 
