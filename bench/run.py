@@ -25,6 +25,13 @@ SUITES = [
     ("events", "The feed and the peers: pushes to 1000 subscribers, `send` to 500 agents"),
     ("git", "Git for the task board: worktree add and land against plain git"),
 ]
+# Sections a script of their own measures (not `scripts/bench`: they need what CI has
+# not got), each (name, title, module with `report`, the command that measures it).
+SCRIPTED = [
+    ("agents", "Real agents under roost: the built-in profiles (`scripts/try-agents`)", "try_agents",
+     "scripts/try-agents"),
+]
+STORED = os.path.join(HERE, "results.json")
 
 
 def machine():
@@ -42,17 +49,62 @@ def machine():
             f"({cpu}), {mem:.0f} GiB, Python {platform.python_version()}")
 
 
+def load_stored():
+    try:
+        with open(STORED) as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return {}
+
+
+def commit():
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True, cwd=HERE).stdout.strip()
+
+
+def store(stored, name, figures, seconds):
+    stored[name] = {"figures": figures, "seconds": seconds,
+                    "at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                    "commit": commit(), "machine": machine()}
+    with open(STORED, "w") as handle:
+        json.dump(stored, handle, indent=1)
+
+
+def record(name, figures, seconds):
+    """Keep one section's figures (a script of its own measured them) and write
+    RESULTS.md again with every section; returns that section's text."""
+    stored = load_stored()
+    store(stored, name, figures, seconds)
+    return write(stored)[name]
+
+
+def section(name, title, module_name, how, stored):
+    entry = stored.get(name)
+    if entry is None:
+        return f"## {title}\n\nnot measured yet: `{how}`\n"
+    module = importlib.import_module(module_name)
+    return (f"## {title}\n\n{module.report(entry['figures'])}\n\n"
+            f"(measured {entry['at']} at commit {entry['commit']} in {entry['seconds']} s"
+            f" on: {entry['machine']})\n")
+
+
+def write(stored):
+    """RESULTS.md from every section's last figures; {name: its section's text}."""
+    sections = {name: section(name, title, name, f"scripts/bench {name}", stored) for name, title in SUITES}
+    sections.update({name: section(name, title, module, how, stored) for name, title, module, how in SCRIPTED})
+    text = ("# Benchmark results\n\nWritten by `scripts/bench` (`scripts/bench SUITE...` measures only "
+            "those; the others keep their last figures) and, for the sections it names, by a script of "
+            "their own. Each compares against a floor measured in the same run. The raw figures are in "
+            "`bench/results.json`.\n\n" + "\n".join(sections.values()))
+    with open(os.path.join(HERE, "RESULTS.md"), "w") as handle:
+        handle.write(text)
+    return sections
+
+
 def main(names):
     """Measure the named suites (all by default); the others keep their last figures,
     so RESULTS.md always holds every suite, each with when and where it was measured."""
-    stored_path = os.path.join(HERE, "results.json")
-    try:
-        with open(stored_path) as handle:
-            stored = json.load(handle)
-    except (OSError, ValueError):
-        stored = {}
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, cwd=HERE).stdout.strip()
+    stored = load_stored()
     for name, _ in SUITES:
         if names and name not in names:
             continue
@@ -60,27 +112,8 @@ def main(names):
         print(f"bench: {name} ...", file=sys.stderr, flush=True)
         started = time.monotonic()
         figures = module.measure()
-        stored[name] = {"figures": figures, "seconds": round(time.monotonic() - started),
-                        "at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                        "commit": commit, "machine": machine()}
-        with open(stored_path, "w") as handle:
-            json.dump(stored, handle, indent=1)
-    sections = []
-    for name, title in SUITES:
-        entry = stored.get(name)
-        if entry is None:
-            sections.append(f"## {title}\n\nnot measured yet: `scripts/bench {name}`\n")
-            continue
-        module = importlib.import_module(name)
-        sections.append(f"## {title}\n\n{module.report(entry['figures'])}\n\n"
-                        f"(measured {entry['at']} at commit {entry['commit']} in {entry['seconds']} s"
-                        f" on: {entry['machine']})\n")
-    text = ("# Benchmark results\n\nWritten by `scripts/bench` (`scripts/bench SUITE...` measures only "
-            "those; the others keep their last figures). Each compares against a floor measured in "
-            "the same run. The raw figures are in `bench/results.json`.\n\n" + "\n".join(sections))
-    with open(os.path.join(HERE, "RESULTS.md"), "w") as handle:
-        handle.write(text)
-    print(text)
+        store(stored, name, figures, round(time.monotonic() - started))
+    print("\n".join(write(stored).values()))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,368 @@
+"""scripts/try-agents: the built-in profiles on the real agents, offline, under roost.
+
+Run by scripts/try-agents inside a network namespace with only loopback (it brings
+`lo` up). It starts the fake model (bench/timed_model.py on ROOST_FAKE_LLM's
+fake_llm.py) and a fresh roost daemon, then for each built-in profile:
+
+- a session: dispatch with a task; the row working while the model thinks, waiting
+  after the answer (which is on the agent's screen); a reply and its answer; stop,
+  and no process of the job left. Timed: dispatch to the task at the model, the
+  answer's end to the row saying waiting (aim: the profile's settleMs + 300 ms), the
+  reply to the model getting it, stop to no process left.
+- each start-up dialog it shows (bench/agent_worlds.STARTS) read on the row with its
+  question and choices, left untouched (the row stays on it, nothing reaches the
+  model) until the user answers it; then the task reaches the model.
+
+    python bench/try_agents.py [AGENT...]     # REALAGENTS_ROOT: the pinned agents
+
+Its figures go to bench/results.json and RESULTS.md (bench/run.py's `record`).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path[:0] = [HERE, ROOT]
+
+import agent_worlds  # noqa: E402
+from benchkit import wait  # noqa: E402
+from roost.client.connection import Client  # noqa: E402
+
+AGENTS = ("claude", "codex", "aider", "pi")
+HOLD_S = 3.0          # a dialog is watched this long, untouched, before it is answered
+SLACK_MS = 300        # the aim: waiting within settleMs + this after the answer's end
+
+
+class Model:
+    def __init__(self, folder):
+        fake = os.environ.get("ROOST_FAKE_LLM") or os.path.join(os.path.dirname(ROOT), "shared", "realagents",
+                                                                 "fake_llm.py")
+        self.log = os.path.join(folder, "model.jsonl")
+        self.process = subprocess.Popen([sys.executable, os.path.join(HERE, "timed_model.py"), fake,
+                                         "--log", self.log], stdout=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline()
+        if not line.startswith("LISTENING "):
+            raise RuntimeError(f"the fake model did not start: {line!r}")
+        self.port = int(line.split()[1])
+
+    def entries(self):
+        try:
+            with open(self.log, encoding="utf-8") as handle:
+                return [json.loads(line) for line in handle if line.strip()]
+        except FileNotFoundError:
+            return []
+
+    def arrived(self, marker):
+        """When the first request whose last user text has `marker` came, or None."""
+        for entry in self.entries():
+            if entry.get("method") == "POST" and marker in (entry.get("user") or ""):
+                return entry["t"]
+        return None
+
+    def answered(self, marker):
+        for entry in self.entries():
+            if entry.get("answered") and marker in (entry.get("user") or ""):
+                return entry["t"]
+        return None
+
+
+class Daemon:
+    def __init__(self, folder):
+        self.home = os.path.join(folder, "roost")
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": folder, "LANG": "C.UTF-8",
+               "ROOST_HOME": self.home, "PYTHONPATH": ROOT}
+        self.log = open(os.path.join(folder, "daemon.err"), "wb")
+        self.process = subprocess.Popen([sys.executable, "-m", "roost", "daemon", "--foreground"], env=env,
+                                        stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.socket = os.path.join(self.home, "roost.sock")
+        wait(lambda: os.path.exists(self.socket) and self._ping(), 20, "the daemon")
+
+    def _ping(self):
+        try:
+            return self.call("ping")
+        except OSError:
+            return None
+
+    def call(self, op, **args):
+        with Client.connect(self.socket, timeout=60) as client:
+            return client.call(op, args)
+
+    def row(self, job_id):
+        for row in self.call("list", all=True)["jobs"]:
+            if row["id"] == job_id:
+                return row
+        return None
+
+    def leave(self):
+        try:
+            self.call("shutdown")
+        except OSError:
+            pass
+        self.process.wait(30)
+
+
+class Rows(threading.Thread):
+    """Every change of one job's row, with when it was seen (polled every 10 ms)."""
+
+    def __init__(self, daemon, job_id):
+        super().__init__(daemon=True)
+        self.daemon_, self.job_id, self.seen, self.running = daemon, job_id, [], True
+        self.start()
+
+    def run(self):
+        last = None
+        while self.running:
+            try:
+                row = self.daemon_.row(self.job_id)
+            except OSError:        # the daemon is leaving
+                return
+            now = time.time()
+            shown = None if row is None else {key: row.get(key) for key in
+                                              ("state", "status", "waitingFor", "question", "choices", "summary")}
+            if shown is not None and (last is None or {k: v for k, v in shown.items() if k != "summary"} !=
+                                      {k: v for k, v in last.items() if k != "summary"}):
+                self.seen.append((now, shown))
+            last = shown
+            time.sleep(0.01)
+
+    def now(self):
+        return self.seen[-1][1] if self.seen else {}
+
+    def first(self, test, after=0.0):
+        for at, row in self.seen:
+            if at >= after and test(row):
+                return at
+        return None
+
+    def during(self, test, start, end):
+        """`test` held for the row at some moment from `start` to `end`."""
+        before = [row for at, row in self.seen if at <= start]
+        if before and test(before[-1]):
+            return True
+        return any(test(row) for at, row in self.seen if start <= at <= end)
+
+    def stop(self):
+        self.running = False
+        self.join(5)
+
+
+def working(row):
+    return row.get("state") == "working"
+
+
+def waiting(protocol):
+    if protocol:
+        return lambda row: row.get("state") == "blocked" and row.get("waitingFor") != "dialog"
+    return lambda row: row.get("status") == "waiting" and row.get("waitingFor") in ("question", "first-prompt")
+
+
+def job_processes(job_id):
+    marker = f"\0ROOST_JOB_ID={job_id}\0".encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/environ", "rb") as handle:
+                    if marker in b"\0" + handle.read():
+                        found.append(int(name))
+            except OSError:
+                pass
+    return found
+
+
+class Session:
+    """One job of a profile, with its checks (`check`) and timings (ms)."""
+
+    def __init__(self, daemon, model, agent, profile, start, folder):
+        self.daemon, self.model, self.agent, self.profile = daemon, model, agent, profile
+        self.protocol = bool(profile.get("protocol"))
+        self.settle_ms = (profile.get("term") or {}).get("settleMs", 700)
+        bin_dir = os.path.join(os.environ.get("REALAGENTS_ROOT", "/tmp/realagents"), agent_worlds.PROGRAMS[agent])
+        env, cwd = agent_worlds.world(agent, os.path.join(folder, f"{agent}-{start}"), model.port, start, bin_dir)
+        self.env, self.cwd, self.checks, self.timings = env, cwd, [], {}
+        self.marker = f"task of {agent} {start}"
+        self.dispatched = time.time()
+        self.id = daemon.call("dispatch", kind="shell", cwd=cwd, command=[], env=env, name=f"{agent}-{start}",
+                              sessionFile="", origin="dispatch", profile=agent,
+                              task=f"delay=2 echo: {self.marker}")["id"]
+        self.rows = Rows(daemon, self.id)
+
+    def check(self, what, ok, detail=""):
+        self.checks.append((what, bool(ok), detail))
+        return ok
+
+    def screen(self):
+        return self.daemon.call("peek", id=self.id)["text"]
+
+    def turn(self, marker, sent_at, timing):
+        """The model gets `marker`, the row works, the answer comes, the row waits."""
+        arrived = wait_quietly(lambda: self.model.arrived(marker), 60)
+        if not self.check(f"{timing}: the model got it", arrived):
+            return False
+        self.timings[timing] = (arrived - sent_at) * 1000
+        answered = wait_quietly(lambda: self.model.answered(marker), 60)
+        if not self.check("the model answered", answered):
+            return False
+        wait_quietly(lambda: self.rows.first(waiting(self.protocol), answered - 0.5), 30)
+        self.check("the row worked while the model thought", self.rows.during(working, arrived, answered))
+        last_work = max([at for at, row in self.rows.seen if working(row)] or [0])
+        ready = self.rows.first(waiting(self.protocol), max(last_work, arrived))
+        if not self.check("the row waits after the answer", ready, str(self.rows.now())):
+            return False
+        self.timings.setdefault("answer end to waiting", []).append((ready - answered) * 1000)
+        shown = wait_quietly(lambda: f"ECHO: {marker}" in self.screen(), 15)
+        return self.check("the answer is on the agent's screen", shown)
+
+    def dialogs(self, steps):
+        """Each start-up dialog read, held untouched, then answered as the user would."""
+        for question, answer in steps:
+            seen = wait_quietly(lambda: (lambda row: row.get("waitingFor") == "dialog"
+                                         and question in (row.get("question") or "") and row)(self.rows.now()), 60)
+            if not self.check(f"dialog {question!r} on the row", seen, str(self.rows.now())):
+                return False
+            self.check(f"... with its choices {seen.get('choices')}", seen.get("choices") or answer is None)
+            before = self.screen()
+            held = hold(lambda: self.rows.now().get("waitingFor") == "dialog" and self.screen() == before
+                        and self.model.arrived(self.marker) is None, HOLD_S)
+            if not self.check(f"... left untouched for {HOLD_S:.0f} s", held):
+                return False
+            if answer is None:
+                return self.check("... answered only by the user (offline it goes no further)", True)
+            kind, value = answer
+            if kind == "keys":
+                self.daemon.call("keys", id=self.id, keys=value)
+            else:
+                self.daemon.call("reply", id=self.id, text=value)
+            wait_quietly(lambda: self.rows.now().get("question") != seen.get("question"), 30)
+        return self.turn(self.marker, self.dispatched, "dialogs answered to the task at the model")
+
+    def session(self):
+        if not self.turn(self.marker, self.dispatched, "dispatch to the task at the model"):
+            return
+        reply = f"reply to {self.agent}"
+        sent = time.time()
+        self.daemon.call("reply", id=self.id, text=f"delay=1 echo: {reply}")
+        self.turn(reply, sent, "reply to the model")
+
+    def stop(self):
+        started = time.time()
+        self.daemon.call("stop", id=self.id)
+        returned = time.time()
+        gone = wait_quietly(lambda: not job_processes(self.id) and time.time(), 30)
+        self.rows.stop()
+        if self.check("no process of the job left after stop", gone):
+            self.timings["stop to no process left"] = (gone - started) * 1000
+            self.timings["stop op"] = (returned - started) * 1000
+
+
+def wait_quietly(predicate, timeout):
+    try:
+        return wait(predicate, timeout, "it")
+    except RuntimeError:
+        return None
+
+
+def hold(predicate, seconds):
+    """`predicate` stays true at every look for `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not predicate():
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def versions(bin_dir, agent):
+    done = subprocess.run([os.path.join(bin_dir, agent), "--version"], capture_output=True, text=True, timeout=60)
+    return (done.stdout + done.stderr).strip().splitlines()[-1] if (done.stdout + done.stderr).strip() else "?"
+
+
+def main(names):
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    chosen = [name for name in AGENTS if not names or name in names]
+    folder = tempfile.mkdtemp(prefix="try-agents-")
+    model, daemon = Model(folder), Daemon(folder)
+    started = time.monotonic()
+    from run import load_stored
+    # The agents not tried this time keep their last figures.
+    figures = {"agents": dict(((load_stored().get("agents") or {}).get("figures") or {}).get("agents") or {})}
+    try:
+        built_in = {entry["name"]: entry for entry in daemon.call("profiles")["profiles"]}
+        from roost.jobs import builtin_profiles
+        profiles = builtin_profiles.profiles()
+        for agent in chosen:
+            root = os.environ.get("REALAGENTS_ROOT", "/tmp/realagents")
+            entry = {"version": versions(os.path.join(root, agent_worlds.PROGRAMS[agent]), agent),
+                     "settleMs": profiles[agent]["term"]["settleMs"], "protocol": bool(built_in[agent]["protocol"]),
+                     "runs": [], "at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+            for start in ["ready", *agent_worlds.STARTS[agent]]:
+                print(f"try-agents: {agent} ({start}) ...", file=sys.stderr, flush=True)
+                session = Session(daemon, model, agent, profiles[agent], start, folder)
+                try:
+                    if start == "ready":
+                        session.session()
+                    else:
+                        session.dialogs(agent_worlds.STARTS[agent][start])
+                finally:
+                    session.stop()
+                entry["runs"].append({"start": start, "checks": session.checks, "timings": session.timings})
+            figures["agents"][agent] = entry
+    finally:
+        daemon.leave()
+        model.process.kill()
+    from run import record
+    text = record("agents", figures, round(time.monotonic() - started))
+    print(text)
+    failed = [check for agent in chosen for run in figures["agents"][agent]["runs"]
+              for check in run["checks"] if not check[1]]
+    return 1 if failed else 0
+
+
+def report(figures):
+    """The RESULTS.md section: timings per agent, then every check."""
+    lines = ["| agent (version) | dispatch to the task at the model | answer's end to waiting (aim) "
+             "| reply to the model | stop to no process left |", "|---|---:|---:|---:|---:|"]
+    notes = []
+    for agent, entry in figures["agents"].items():
+        ready = next((run for run in entry["runs"] if run["start"] == "ready"), {"timings": {}})
+        timing = ready["timings"]
+        ends = timing.get("answer end to waiting") or []
+        aim = entry["settleMs"] + SLACK_MS
+        met = "met" if ends and max(ends) <= aim else "missed" if ends else "-"
+        shown = " / ".join(f"{value:.0f}" for value in ends) or "-"
+        lines.append(f"| {agent} ({entry['version']}) | {fmt(timing.get('dispatch to the task at the model'))} ms "
+                     f"| {shown} ms ({aim} ms: {met}) | {fmt(timing.get('reply to the model'))} ms "
+                     f"| {fmt(timing.get('stop to no process left'))} ms |")
+        for run in entry["runs"]:
+            passed = sum(1 for check in run["checks"] if check[1])
+            failed = [f"{check[0]} ({check[2]})" if check[2] else check[0] for check in run["checks"] if not check[1]]
+            extra = run["timings"].get("dialogs answered to the task at the model")
+            after = f"; last answer to the task at the model {extra:.0f} ms" if extra is not None else ""
+            notes.append(f"- {agent}, {run['start']} ({entry.get('at', '?')}): {passed}/{len(run['checks'])} "
+                         f"checks passed{after}"
+                         + (f"; failed: {'; '.join(failed)}" if failed else ""))
+            if run["start"] != "ready":
+                notes += [f"  - {'ok' if check[1] else 'FAILED'}: {check[0]}" for check in run["checks"]]
+    return "\n".join(lines + [""] + notes + ["", (
+        "Each agent at its pinned version, offline in a network namespace with only loopback, against the fake "
+        "model; each job from its built-in profile with no roost.json. `ready`: a session with every start-up "
+        "question answered in advance (task `delay=2 echo: ...`, then a reply `delay=1 echo: ...`); the "
+        "answer's end is the fake model's last byte, waiting is the row as `list` showed it (polled every "
+        "10 ms; two figures: the task's answer, the reply's). The other runs start where the agent asks first: "
+        "each dialog is read on the row, watched untouched for 3 s (the row stays on it, the screen does not "
+        "change, nothing reaches the model), then answered as a user would (`roost keys ID 1`, `roost reply "
+        "ID y`), or, where offline it cannot go on, left.")])
+
+
+def fmt(value):
+    return "-" if value is None else f"{value:.0f}"
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
