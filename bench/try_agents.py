@@ -343,7 +343,8 @@ def report(figures):
             passed = sum(1 for check in run["checks"] if check[1])
             failed = [f"{check[0]} ({check[2]})" if check[2] else check[0] for check in run["checks"] if not check[1]]
             extra = run["timings"].get("dialogs answered to the task at the model")
-            after = f"; last answer to the task at the model {extra:.0f} ms" if extra is not None else ""
+            after = (f"; dispatch to the task at the model, the dialogs held {HOLD_S:.0f} s each and answered: "
+                     f"{extra:.0f} ms" if extra is not None else "")
             notes.append(f"- {agent}, {run['start']} ({entry.get('at', '?')}): {passed}/{len(run['checks'])} "
                          f"checks passed{after}"
                          + (f"; failed: {'; '.join(failed)}" if failed else ""))
