@@ -29,6 +29,9 @@ STARTS = {
               "openrouter": [("Login to OpenRouter", None)]},
     "pi": {},
 }
+# The agents whose turn's request offers their tools: Claude Code and Codex also send the
+# task in a request of its own for a title, which offers none (aider offers none at all).
+TURNS_OFFER_TOOLS = ("claude", "codex", "pi")
 _CLEARED = ("ANTHROPIC_", "OPENAI_", "CLAUDE", "CODEX_", "PI_", "AIDER_")
 CLAUDE_KEY = "sk-ant-fake-0123456789abcdef"
 

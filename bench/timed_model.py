@@ -1,15 +1,19 @@
-"""The fake model of scripts/try-agents, with the end of each answer in its log.
+"""The fake model of scripts/try-agents, with when each request came and when its
+answer ended.
 
     python bench/timed_model.py FAKE_LLM --log FILE [--port 0]
 
 FAKE_LLM is `fake_llm.py` (a standard-library fake of the OpenAI chat and Responses APIs
-and the Anthropic Messages API; ROOST_FAKE_LLM names it). Its log has a line per
-request, with its time `t`, as it arrives; this adds one line when the answer has been
-written: {"t", "answered": true, "user"}. Prints `LISTENING <port>`.
+and the Anthropic Messages API; ROOST_FAKE_LLM names it). Besides the fake's own line per
+request, FILE gets two of this one's per POST, sharing an `id`: {"t", "id", "asked":
+true, "path", "user" (the whole last user text), "tools" (how many the request offers)}
+as it arrives, and {"t", "id", "answered": true} once its answer has been written.
+Prints `LISTENING <port>`.
 """
 
 import argparse
 import importlib.util
+import itertools
 import time
 from http.server import ThreadingHTTPServer
 
@@ -29,18 +33,20 @@ def main():
     args = parser.parse_args()
     fake = load(args.fake_llm)
     fake.CFG["log"] = args.log
+    ids = itertools.count(1)
 
     class Timed(fake.Handler):
         def do_POST(self):
-            self.answered_user = None
+            self.request_id = next(ids)
             try:
                 super().do_POST()
             finally:
-                fake.log({"t": time.time(), "answered": True, "path": self.path, "user": self.answered_user})
+                fake.log({"t": time.time(), "id": self.request_id, "answered": True})
 
         def _body(self):
             body = super()._body()
-            self.answered_user = fake.choose_reply(body)[2][:200]
+            fake.log({"t": time.time(), "id": self.request_id, "asked": True, "path": self.path,
+                      "user": fake.last_user_text(body), "tools": len(fake.tool_names(body))})
             return body
 
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Timed)

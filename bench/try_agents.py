@@ -37,6 +37,7 @@ from roost.client.connection import Client  # noqa: E402
 AGENTS = ("claude", "codex", "aider", "pi")
 HOLD_S = 3.0          # a dialog is watched this long, untouched, before it is answered
 SLACK_MS = 300        # the aim: waiting within settleMs + this after the answer's end
+EARLY_S = 0.05        # a row this close before the answer's logged end has seen its last bytes
 
 
 class Model:
@@ -58,18 +59,35 @@ class Model:
         except FileNotFoundError:
             return []
 
-    def arrived(self, marker):
-        """When the first request whose last user text has `marker` came, or None."""
+    def requests(self, marker):
+        """The requests whose last user text has `marker`, in order: {"id", "t" (when it
+        came), "tools", "answered" (when its answer ended, or None)}."""
+        asked, answered = [], {}
         for entry in self.entries():
-            if entry.get("method") == "POST" and marker in (entry.get("user") or ""):
-                return entry["t"]
+            if entry.get("asked") and marker in (entry.get("user") or ""):
+                asked.append({"id": entry["id"], "t": entry["t"], "tools": entry.get("tools", 0)})
+            elif entry.get("answered") and "id" in entry:
+                answered[entry["id"]] = entry["t"]
+        return [dict(request, answered=answered.get(request["id"])) for request in asked]
+
+    def turn(self, marker, with_tools):
+        """The request of the agent's turn that carries `marker`, or None. With
+        `with_tools`, the first that offers the agent's tools (Claude Code and Codex also
+        ask for a title with the task in it, offering none); else the first."""
+        for request in self.requests(marker):
+            if request["tools"] or not with_tools:
+                return request
         return None
 
-    def answered(self, marker):
-        for entry in self.entries():
-            if entry.get("answered") and marker in (entry.get("user") or ""):
-                return entry["t"]
-        return None
+    def arrived(self, marker, with_tools=False):
+        """When that request came, or None."""
+        request = self.turn(marker, with_tools)
+        return request and request["t"]
+
+    def answered(self, marker, with_tools=False):
+        """When its answer ended, or None."""
+        request = self.turn(marker, with_tools)
+        return request and request["answered"]
 
 
 class Daemon:
@@ -180,11 +198,12 @@ class Session:
     """One job of a profile, with its checks (`check`) and timings (ms)."""
 
     def __init__(self, daemon, model, agent, profile, start, folder):
-        self.daemon, self.model, self.agent, self.profile = daemon, model, agent, profile
+        self.daemon, self.model, self.agent, self.profile, self.start = daemon, model, agent, profile, start
         self.protocol = bool(profile.get("protocol"))
-        self.settle_ms = (profile.get("term") or {}).get("settleMs", 700)
+        self.with_tools = agent in agent_worlds.TURNS_OFFER_TOOLS
         bin_dir = os.path.join(os.environ.get("REALAGENTS_ROOT", "/tmp/realagents"), agent_worlds.PROGRAMS[agent])
-        env, cwd = agent_worlds.world(agent, os.path.join(folder, f"{agent}-{start}"), model.port, start, bin_dir)
+        self.folder = os.path.join(folder, f"{agent}-{start}")
+        env, cwd = agent_worlds.world(agent, self.folder, model.port, start, bin_dir)
         self.env, self.cwd, self.checks, self.timings = env, cwd, [], {}
         self.marker = f"task of {agent} {start}"
         self.dispatched = time.time()
@@ -195,52 +214,73 @@ class Session:
 
     def check(self, what, ok, detail=""):
         self.checks.append((what, bool(ok), detail))
+        if not ok:
+            # What the agent showed then, to see why (beside the run's other files).
+            shown = os.path.join(self.folder, f"failed-{len(self.checks)}.screen.txt")
+            try:
+                with open(shown, "w", encoding="utf-8") as handle:
+                    handle.write(f"{what}\nrow: {self.rows.now()}\n\n{self.screen()}\n")
+            except (OSError, RuntimeError):
+                pass
+            print(f"try-agents: {self.agent} ({self.start}) FAILED: {what} (its screen: {shown})",
+                  file=sys.stderr, flush=True)
         return ok
 
     def screen(self):
         return self.daemon.call("peek", id=self.id)["text"]
 
     def turn(self, marker, sent_at, timing):
-        """The model gets `marker`, the row works, the answer comes, the row waits."""
-        arrived = wait_quietly(lambda: self.model.arrived(marker), 60)
-        if not self.check(f"{timing}: the model got it", arrived):
+        """The model gets `marker`; the row works while it thinks, waits once its answer
+        has ended (not before), and the answer is on the agent's screen."""
+        asked = wait_quietly(lambda: self.model.turn(marker, self.with_tools), 60)
+        if not self.check(f"{timing}: the model got it", asked):
             return False
+        arrived = asked["t"]
         self.timings[timing] = (arrived - sent_at) * 1000
-        answered = wait_quietly(lambda: self.model.answered(marker), 60)
+        answered = wait_quietly(lambda: self.model.turn(marker, self.with_tools)["answered"], 60)
         if not self.check("the model answered", answered):
             return False
-        wait_quietly(lambda: self.rows.first(waiting(self.protocol), answered - 0.5), 30)
+        is_waiting = waiting(self.protocol)
         self.check("the row worked while the model thought", self.rows.during(working, arrived, answered))
-        last_work = max([at for at, row in self.rows.seen if working(row)] or [0])
-        ready = self.rows.first(waiting(self.protocol), max(last_work, arrived))
+        # The row may see the answer's last bytes a moment before the model's log says so.
+        early = [row for at, row in self.rows.seen if arrived < at < answered - EARLY_S and is_waiting(row)]
+        self.check("... and did not say waiting before the answer's end", not early, str(early[:1]))
+        ready = wait_quietly(lambda: self.rows.first(is_waiting, max(self.last_working(arrived), answered - EARLY_S)),
+                             30)
         if not self.check("the row waits after the answer", ready, str(self.rows.now())):
             return False
         self.timings.setdefault("answer end to waiting", []).append((ready - answered) * 1000)
         shown = wait_quietly(lambda: f"ECHO: {marker}" in self.screen(), 15)
         return self.check("the answer is on the agent's screen", shown)
 
+    def last_working(self, since):
+        return max([at for at, row in self.rows.seen if at >= since and working(row)] or [since])
+
     def dialogs(self, steps):
-        """Each start-up dialog read, held untouched, then answered as the user would."""
+        """Each start-up dialog read, held untouched, then answered as the user would;
+        then the task reaches the model."""
+        answered_at = self.dispatched
         for question, answer in steps:
             seen = wait_quietly(lambda: (lambda row: row.get("waitingFor") == "dialog"
                                          and question in (row.get("question") or "") and row)(self.rows.now()), 60)
             if not self.check(f"dialog {question!r} on the row", seen, str(self.rows.now())):
                 return False
-            self.check(f"... with its choices {seen.get('choices')}", seen.get("choices") or answer is None)
+            self.check(f"... with its choices {seen.get('choices')}", seen.get("choices"))
             before = self.screen()
             held = hold(lambda: self.rows.now().get("waitingFor") == "dialog" and self.screen() == before
-                        and self.model.arrived(self.marker) is None, HOLD_S)
+                        and not self.model.requests(self.marker), HOLD_S)
             if not self.check(f"... left untouched for {HOLD_S:.0f} s", held):
                 return False
             if answer is None:
                 return self.check("... answered only by the user (offline it goes no further)", True)
             kind, value = answer
+            answered_at = time.time()
             if kind == "keys":
                 self.daemon.call("keys", id=self.id, keys=value)
             else:
                 self.daemon.call("reply", id=self.id, text=value)
             wait_quietly(lambda: self.rows.now().get("question") != seen.get("question"), 30)
-        return self.turn(self.marker, self.dispatched, "dialogs answered to the task at the model")
+        return self.turn(self.marker, answered_at, "last dialog answered to the task at the model")
 
     def session(self):
         if not self.turn(self.marker, self.dispatched, "dispatch to the task at the model"):
@@ -342,9 +382,8 @@ def report(figures):
         for run in entry["runs"]:
             passed = sum(1 for check in run["checks"] if check[1])
             failed = [f"{check[0]} ({check[2]})" if check[2] else check[0] for check in run["checks"] if not check[1]]
-            extra = run["timings"].get("dialogs answered to the task at the model")
-            after = (f"; dispatch to the task at the model, the dialogs held {HOLD_S:.0f} s each and answered: "
-                     f"{extra:.0f} ms" if extra is not None else "")
+            extra = run["timings"].get("last dialog answered to the task at the model")
+            after = f"; the last dialog's answer to the task at the model {extra:.0f} ms" if extra is not None else ""
             notes.append(f"- {agent}, {run['start']} ({entry.get('at', '?')}): {passed}/{len(run['checks'])} "
                          f"checks passed{after}"
                          + (f"; failed: {'; '.join(failed)}" if failed else ""))

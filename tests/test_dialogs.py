@@ -68,8 +68,9 @@ def test_the_user_answers_the_dialog_and_then_the_task_is_typed(daemon, tmp_path
         assert json.loads(answered.stdout)["delivered"] is True     # typed: the user's own answer
     wait_for(lambda: "got: build it" in output(daemon.home, job_id), what="the task typed at the prompt")
     assert typed(tmp_path) == ["dialog: " + ("1" if command == "reply" else ""), "prompt: build it"]
-    wait_row(daemon, job_id, lambda current: current["queued"] == 0 and current["waitingFor"] == "question",
-             what="the row waiting for an answer")
+    current = wait_row(daemon, job_id, lambda current: current["queued"] == 0 and current["waitingFor"] == "question",
+                       what="the row waiting for an answer")
+    assert current["question"] is None and current["choices"] == []     # the dialog's are gone with it
 
 
 def test_a_prompt_drawn_late_gets_the_task_once_it_is_there(daemon, tmp_path):

@@ -134,11 +134,10 @@ class JobRunner:
             return
         state = reading.get("state")
         fields = {key: reading.get(key) for key in ("status", "waitingFor", "summary")}
-        if "question" in reading or "choices" in reading:
-            fields["question"] = reading.get("question")
-            fields["choices"] = list(reading.get("choices") or [])
-        elif fields["waitingFor"] != "question":
-            fields["question"] = None
+        # A dialog's question and choices are on the row while it shows; once the screen
+        # shows none (answered: a prompt, work), neither stays.
+        fields["question"] = reading.get("question")
+        fields["choices"] = list(reading.get("choices") or [])
         record = job.record
         # Only the last line of a working screen moved: the screen holds it, no disk needs to.
         lasting = state != job.state or any(record.get(key) != value
