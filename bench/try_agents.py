@@ -79,16 +79,6 @@ class Model:
                 return request
         return None
 
-    def arrived(self, marker, with_tools=False):
-        """When that request came, or None."""
-        request = self.turn(marker, with_tools)
-        return request and request["t"]
-
-    def answered(self, marker, with_tools=False):
-        """When its answer ended, or None."""
-        request = self.turn(marker, with_tools)
-        return request and request["answered"]
-
 
 class Daemon:
     def __init__(self, folder):
@@ -392,12 +382,15 @@ def report(figures):
     return "\n".join(lines + [""] + notes + ["", (
         "Each agent at its pinned version, offline in a network namespace with only loopback, against the fake "
         "model; each job from its built-in profile with no roost.json. `ready`: a session with every start-up "
-        "question answered in advance (task `delay=2 echo: ...`, then a reply `delay=1 echo: ...`); the "
-        "answer's end is the fake model's last byte, waiting is the row as `list` showed it (polled every "
+        "question answered in advance (task `delay=2 echo: ...`, then a reply `delay=1 echo: ...`); the task "
+        "or reply at the model is the request of the agent's turn (the first with it that offers the agent's "
+        "tools: Claude Code and Codex also send it in a request for a title), the answer's end that request's "
+        "last byte, waiting is the row as `list` showed it (polled every "
         "10 ms; two figures: the task's answer, the reply's). The other runs start where the agent asks first: "
         "each dialog is read on the row, watched untouched for 3 s (the row stays on it, the screen does not "
-        "change, nothing reaches the model), then answered as a user would (`roost keys ID 1`, `roost reply "
-        "ID y`), or, where offline it cannot go on, left.")])
+        "change, nothing reaches the model), then answered as a user would (`roost keys ID 1`, `roost keys ID "
+        "Enter`, `roost reply ID y`), or, where offline it cannot go on, left; then timed from the last answer "
+        "to the task at the model.")])
 
 
 def fmt(value):
