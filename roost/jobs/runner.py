@@ -138,12 +138,12 @@ class JobRunner:
         # shows none (answered: a prompt, work), neither stays.
         fields["question"] = reading.get("question")
         fields["choices"] = list(reading.get("choices") or [])
+        fields.update(self.unread.reading(job, terminal, reading))
         record = job.record
         # Only the last line of a working screen moved: the screen holds it, no disk needs to.
         lasting = state != job.state or any(record.get(key) != value
                                             for key, value in fields.items() if key != "summary")
         self.registry.change(job, state=state if state in LIVE_STATES else None, lasting=lasting, **fields)
-        self.unread.reading(job, terminal, reading)
 
     # -- stopping -------------------------------------------------------------
     def stop(self, job, reaping=False):

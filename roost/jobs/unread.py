@@ -34,25 +34,23 @@ class UnreadWatch:
         return value / 1000.0
 
     def reading(self, job, terminal, reading):
-        """The row of `job` was just set from `reading` of `terminal`."""
+        """The row of `job` is about to be set from `reading` of `terminal`: the fields
+        to set with it (`unreadSince: None` once the screen reads again), in the same
+        change, so that no row shows the new reading beside the old field."""
+        entry = self._timers.get(job.id)
+        if is_unknown(reading) and entry is not None and entry[2] is terminal:
+            return {}           # unknown since before: its timer runs
+        self._forget(job)
         if is_unknown(reading):
-            entry = self._timers.get(job.id)
-            if entry is not None and entry[2] is terminal:
-                return          # unknown since before: its timer runs
-            self.clear(job, change_row=False)
             since = now_ms()
             timer = gevent.spawn_later(self.after_s(), self._due, job, terminal, since)
             self._timers[job.id] = (since, timer, terminal)
-            return
-        self.clear(job)
+        return {"unreadSince": None} if job.record.get("unreadSince") is not None else {}
 
-    def clear(self, job, change_row=True):
-        """The screen reads again (or the run is over): no timer, no `unreadSince`."""
+    def _forget(self, job):
         entry = self._timers.pop(job.id, None)
         if entry is not None and entry[1] is not gevent.getcurrent():
             entry[1].kill(block=False)
-        if change_row and job.record.get("unreadSince") is not None:
-            self.registry.change(job, unreadSince=None)
 
     def _due(self, job, terminal, since):
         entry = self._timers.get(job.id)
