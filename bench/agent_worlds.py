@@ -4,8 +4,9 @@ built-in profile gets (nothing of the caller's ANTHROPIC_*, OPENAI_*, CLAUDE*, C
 PI_* or AIDER_*).
 
 `world(agent, run, port, start)`: `start` is "ready" (every start-up question answered
-in advance: the session's timings), or one of the agent's `STARTS` (a start-up dialog
-left for the user). Returns (env, cwd).
+in advance: the session's timings), "permission" (the same, for a task that makes the
+agent ask before it runs a command: `PERMISSIONS`), or one of the agent's `STARTS` (a
+start-up dialog left for the user). Returns (env, cwd).
 """
 
 import json
@@ -28,6 +29,18 @@ STARTS = {
               "gitignore": [("Add .aider* to .gitignore", ("reply", "y"))],
               "openrouter": [("Login to OpenRouter", None)]},
     "pi": {},
+}
+# What makes each agent ask to run a command (the fake model's `run: CMD` answers with a
+# call of the agent's shell tool; aider asks to run a fenced block, `shell: CMD`): the
+# task, the file in the work folder the command makes (or, "removes", takes away: Codex
+# runs a plain `touch` without asking), and the questions the agent asks, each with the
+# user's answer. pi asks nothing: its tools just run.
+PERMISSIONS = {
+    "claude": ("run: touch junk.txt", ("makes", "junk.txt"), [("Do you want to proceed?", ("keys", ["1"]))]),
+    "codex": ("run: rm -rf ./junk", ("removes", "junk"),
+              [("Would you like to run the following command?", ("keys", ["y"]))]),
+    "aider": ("shell: touch shell-ran-ok && echo shell-ran-ok", ("makes", "shell-ran-ok"),
+              [("Run shell command?", ("reply", "y")), ("Add command output to the chat?", ("reply", "n"))]),
 }
 # The agents whose turn's request offers their tools: Claude Code and Codex also send the
 # task in a request of its own for a title, which offers none (aider offers none at all).
@@ -68,7 +81,7 @@ def world(agent, run, port, start, bin_dir):
                     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
                     "DISABLE_ERROR_REPORTING": "1"})
         settings = {"hasCompletedOnboarding": True}
-        if start == "ready":
+        if start in ("ready", "permission"):
             settings["projects"] = {work: {"hasTrustDialogAccepted": True}}
             settings["customApiKeyResponses"] = {"approved": [CLAUDE_KEY[-20:]], "rejected": []}
         write(f"{home}/.claude.json", settings)
@@ -82,6 +95,8 @@ def world(agent, run, port, start, bin_dir):
                   'env_key = "FAKE_API_KEY"\nwire_api = "responses"\n')
         if start == "trust":
             git_init(work)
+        if start == "permission":
+            os.makedirs(f"{work}/junk", exist_ok=True)
     elif agent == "aider":
         env.update({"LITELLM_LOCAL_MODEL_COST_MAP": "True", "AIDER_CHECK_UPDATE": "false",
                     "AIDER_SHOW_RELEASE_NOTES": "false", "AIDER_ANALYTICS_DISABLE": "true",
@@ -92,7 +107,7 @@ def world(agent, run, port, start, bin_dir):
         write(f"{home}/.aider/caches/model_prices_and_context_window.json", {"openai/fake-model": {
             "max_input_tokens": 128000, "max_output_tokens": 4096, "input_cost_per_token": 0,
             "output_cost_per_token": 0, "litellm_provider": "openai", "mode": "chat"}})
-        if start in ("ready", "openrouter"):
+        if start in ("ready", "permission", "openrouter"):
             git_init(work, ignore=".aider*\n")
         elif start == "gitignore":
             git_init(work)

@@ -6,7 +6,8 @@ answer ended.
 FAKE_LLM is `fake_llm.py` (a standard-library fake of the OpenAI chat and Responses APIs
 and the Anthropic Messages API; ROOST_FAKE_LLM names it). Besides the fake's own line per
 request, FILE gets two of this one's per POST, sharing an `id`: {"t", "id", "asked":
-true, "path", "user" (the whole last user text), "tools" (how many the request offers)}
+true, "path", "user" (the whole last user text), "tools" (how many the request offers),
+"toolResult" (it carries the result of a tool the model called)}
 as it arrives, and {"t", "id", "answered": true} once its answer has been written.
 Prints `LISTENING <port>`.
 """
@@ -46,7 +47,8 @@ def main():
         def _body(self):
             body = super()._body()
             fake.log({"t": time.time(), "id": self.request_id, "asked": True, "path": self.path,
-                      "user": fake.last_user_text(body), "tools": len(fake.tool_names(body))})
+                      "user": fake.last_user_text(body), "tools": len(fake.tool_names(body)),
+                      "toolResult": fake.last_is_tool_result(body)})
             return body
 
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Timed)

@@ -12,6 +12,10 @@ fake_llm.py) and a fresh roost daemon, then for each built-in profile:
 - each start-up dialog it shows (bench/agent_worlds.STARTS) read on the row with its
   question and choices, left untouched (the row stays on it, nothing reaches the
   model) until the user answers it; then the task reaches the model.
+- a task that makes it ask before it runs a command (bench/agent_worlds.PERMISSIONS):
+  the question on the row with its choices, held there untouched (the row on it at
+  every look, the command not run) until the user answers; then the command runs, its
+  result reaches the model, and the row waits after the answer.
 
     python bench/try_agents.py [AGENT...]     # REALAGENTS_ROOT: the pinned agents
 
@@ -59,13 +63,16 @@ class Model:
         except FileNotFoundError:
             return []
 
-    def requests(self, marker):
-        """The requests whose last user text has `marker`, in order: {"id", "t" (when it
-        came), "tools", "answered" (when its answer ended, or None)}."""
+    def requests(self, marker=None, since=0.0):
+        """The requests (whose last user text has `marker`; that came from `since` on), in
+        order: {"id", "t" (when it came), "tools", "toolResult", "answered" (when its answer
+        ended, or None)}."""
         asked, answered = [], {}
         for entry in self.entries():
-            if entry.get("asked") and marker in (entry.get("user") or ""):
-                asked.append({"id": entry["id"], "t": entry["t"], "tools": entry.get("tools", 0)})
+            if entry.get("asked") and (marker is None or marker in (entry.get("user") or "")) \
+                    and entry["t"] >= since:
+                asked.append({"id": entry["id"], "t": entry["t"], "tools": entry.get("tools", 0),
+                              "toolResult": entry.get("toolResult", False)})
             elif entry.get("answered") and "id" in entry:
                 answered[entry["id"]] = entry["t"]
         return [dict(request, answered=answered.get(request["id"])) for request in asked]
@@ -133,6 +140,8 @@ class Rows(threading.Thread):
             now = time.time()
             shown = None if row is None else {key: row.get(key) for key in
                                               ("state", "status", "waitingFor", "question", "choices", "summary")}
+            if shown is not None:
+                shown["reported"] = row.get("capabilities") is not None    # the agent's own word (the protocol)
             if shown is not None and (last is None or {k: v for k, v in shown.items() if k != "summary"} !=
                                       {k: v for k, v in last.items() if k != "summary"}):
                 self.seen.append((now, shown))
@@ -196,10 +205,13 @@ class Session:
         env, cwd = agent_worlds.world(agent, self.folder, model.port, start, bin_dir)
         self.env, self.cwd, self.checks, self.timings = env, cwd, [], {}
         self.marker = f"task of {agent} {start}"
+        if start == "permission":
+            task = f"{self.marker}: {agent_worlds.PERMISSIONS[agent][0]}"
+        else:
+            task = f"delay=2 echo: {self.marker}"
         self.dispatched = time.time()
         self.id = daemon.call("dispatch", kind="shell", cwd=cwd, command=[], env=env, name=f"{agent}-{start}",
-                              sessionFile="", origin="dispatch", profile=agent,
-                              task=f"delay=2 echo: {self.marker}")["id"]
+                              sessionFile="", origin="dispatch", profile=agent, task=task)["id"]
         self.rows = Rows(daemon, self.id)
 
     def check(self, what, ok, detail=""):
@@ -240,6 +252,9 @@ class Session:
         if not self.check("the row waits after the answer", ready, str(self.rows.now())):
             return False
         self.timings.setdefault("answer end to waiting", []).append((ready - answered) * 1000)
+        if self.protocol:
+            self.check("... each of these rows the agent's own report (the protocol)",
+                       all(row["reported"] for at, row in self.rows.seen if at >= arrived))
         shown = wait_quietly(lambda: f"ECHO: {marker}" in self.screen(), 15)
         return self.check("the answer is on the agent's screen", shown)
 
@@ -271,6 +286,63 @@ class Session:
                 self.daemon.call("reply", id=self.id, text=value)
             wait_quietly(lambda: self.rows.now().get("question") != seen.get("question"), 30)
         return self.turn(self.marker, answered_at, "last dialog answered to the task at the model")
+
+    def permission(self, effect, steps):
+        """The task makes the agent ask before it runs a command: each question read on
+        the row with its choices and held untouched for HOLD_S (the row stays on the
+        dialog at every look, the command does not run) until the user answers it; then
+        the command runs, its result reaches the model (aider's does not: it runs the
+        model's fenced block itself), and the row waits again."""
+        asked = wait_quietly(lambda: self.model.turn(self.marker, self.with_tools), 60)
+        if not self.check("dispatch to the task at the model: the model got it", asked):
+            return False
+        how, path = effect
+        ran = (lambda: os.path.exists(os.path.join(self.cwd, path)) == (how == "makes"))
+        answered_at = None
+        for question, (kind, value) in steps:
+            seen = wait_quietly(lambda: (lambda row: row.get("waitingFor") == "dialog"
+                                         and question in (row.get("question") or "") and row)(self.rows.now()), 60)
+            if not self.check(f"dialog {question!r} on the row", seen, str(self.rows.now())):
+                return False
+            self.check(f"... with its choices {seen.get('choices')}", seen.get("choices"))
+            since, first = time.time(), answered_at is None
+            held = hold(lambda: self.rows.now().get("question") == seen["question"]
+                        and not (first and ran())
+                        and not [r for r in self.model.requests(since=answered_at or asked["t"]) if r["toolResult"]],
+                        HOLD_S)
+            steady = all(row.get("waitingFor") == "dialog" for at, row in self.rows.seen if at >= since)
+            untouched = "the command not run, " if first else ""
+            if not self.check(f"... left untouched for {HOLD_S:.0f} s (the row on it throughout, {untouched}nothing "
+                              "of it at the model)", held and steady, str(self.rows.seen[-3:])):
+                return False
+            answered_at = time.time()
+            if kind == "keys":
+                self.daemon.call("keys", id=self.id, keys=value)
+            else:
+                self.daemon.call("reply", id=self.id, text=value)
+            wait_quietly(lambda: self.rows.now().get("question") != seen.get("question"), 30)
+        if not self.check("the command ran once answered", wait_quietly(ran, 30)):
+            return False
+        is_waiting = waiting(self.protocol)
+        if not self.with_tools:
+            ready = wait_quietly(lambda: self.rows.first(is_waiting, answered_at), 30)
+            return self.check("the row waits after it", ready, str(self.rows.now()))
+        result = wait_quietly(lambda: next((r for r in self.model.requests(since=answered_at) if r["toolResult"]),
+                                           None), 60)
+        if not self.check("the command's result at the model", result):
+            return False
+        self.timings["the user's answer to the command's result at the model"] = (result["t"] - answered_at) * 1000
+        ended = wait_quietly(lambda: next(r for r in self.model.requests(since=answered_at)
+                                          if r["id"] == result["id"])["answered"], 60)
+        if not self.check("the model answered it", ended):
+            return False
+        ready = wait_quietly(lambda: self.rows.first(is_waiting, max(self.last_working(result["t"]), ended - EARLY_S)),
+                             30)
+        if not self.check("the row waits after the answer", ready, str(self.rows.now())):
+            return False
+        self.timings.setdefault("answer end to waiting", []).append((ready - ended) * 1000)
+        return self.check("the answer is on the agent's screen",
+                          wait_quietly(lambda: "FAKE-REPLY-OK" in self.screen(), 15))
 
     def session(self):
         if not self.turn(self.marker, self.dispatched, "dispatch to the task at the model"):
@@ -331,12 +403,15 @@ def main(names):
             entry = {"version": versions(os.path.join(root, agent_worlds.PROGRAMS[agent]), agent),
                      "settleMs": profiles[agent]["term"]["settleMs"], "protocol": bool(built_in[agent]["protocol"]),
                      "runs": [], "at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-            for start in ["ready", *agent_worlds.STARTS[agent]]:
+            permission = ["permission"] if agent in agent_worlds.PERMISSIONS else []
+            for start in ["ready", *permission, *agent_worlds.STARTS[agent]]:
                 print(f"try-agents: {agent} ({start}) ...", file=sys.stderr, flush=True)
                 session = Session(daemon, model, agent, profiles[agent], start, folder)
                 try:
                     if start == "ready":
                         session.session()
+                    elif start == "permission":
+                        session.permission(*agent_worlds.PERMISSIONS[agent][1:])
                     else:
                         session.dialogs(agent_worlds.STARTS[agent][start])
                 finally:
@@ -372,8 +447,16 @@ def report(figures):
         for run in entry["runs"]:
             passed = sum(1 for check in run["checks"] if check[1])
             failed = [f"{check[0]} ({check[2]})" if check[2] else check[0] for check in run["checks"] if not check[1]]
-            extra = run["timings"].get("last dialog answered to the task at the model")
-            after = f"; the last dialog's answer to the task at the model {extra:.0f} ms" if extra is not None else ""
+            timing = run["timings"]
+            after = ""
+            if timing.get("last dialog answered to the task at the model") is not None:
+                after = (f"; the last dialog's answer to the task at the model "
+                         f"{timing['last dialog answered to the task at the model']:.0f} ms")
+            result = timing.get("the user's answer to the command's result at the model")
+            if result is not None:
+                after = f"; the user's answer to the command's result at the model {result:.0f} ms"
+            if run["start"] != "ready" and timing.get("answer end to waiting"):
+                after += f", the answer's end to waiting {timing['answer end to waiting'][-1]:.0f} ms"
             notes.append(f"- {agent}, {run['start']} ({entry.get('at', '?')}): {passed}/{len(run['checks'])} "
                          f"checks passed{after}"
                          + (f"; failed: {'; '.join(failed)}" if failed else ""))
@@ -390,7 +473,11 @@ def report(figures):
         "each dialog is read on the row, watched untouched for 3 s (the row stays on it, the screen does not "
         "change, nothing reaches the model), then answered as a user would (`roost keys ID 1`, `roost keys ID "
         "Enter`, `roost reply ID y`), or, where offline it cannot go on, left; then timed from the last answer "
-        "to the task at the model.")])
+        "to the task at the model. `permission`: the task makes the agent ask before it runs a command "
+        "(Claude Code `touch`, Codex `rm -rf`, aider a fenced block; pi asks nothing): each question is "
+        "held the same way, the row on it at every look and the command not run, then answered; the "
+        "command's result then reaches the model (timed from the answer) and the row waits after its "
+        "answer.")])
 
 
 def fmt(value):
