@@ -26,27 +26,33 @@ def _compact(value):
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _claude(command, args):
+def _claude(command, args, env):
     # --mcp-config and --allowedTools each take several values when given apart; in the
     # `=` form each takes just its own, so the task after them stays the task.
-    config = {"mcpServers": {SERVER: {"type": "stdio", "command": command, "args": args}}}
+    server = {"type": "stdio", "command": command, "args": args}
+    if env:
+        server["env"] = dict(env)
+    config = {"mcpServers": {SERVER: server}}
     allowed = ",".join(f"mcp__{SERVER}__{tool}" for tool in TOOLS)
     return ["--mcp-config=" + _compact(config), "--allowedTools=" + allowed]
 
 
-def _codex(command, args):
-    # -c takes a dotted key and a TOML value; a JSON string or list is one.
+def _codex(command, args, env):
+    # -c takes a dotted key and a TOML value; a JSON string or list is one, and so is
+    # each variable of `env` given as its own key.
     settings = {"command": command, "args": args, "env_vars": list(JOB_ENVIRONMENT),
                 "default_tools_approval_mode": "approve"}
+    settings.update({f"env.{name}": value for name, value in (env or {}).items()})
     return [word for key, value in settings.items() for word in ("-c", f"mcp_servers.{SERVER}.{key}={_compact(value)}")]
 
 
 AGENTS = {"claude": _claude, "codex": _codex}
 
 
-def mcp_args(agent, roost_argv):
-    """The words that give `agent` roost's MCP server, to add before its task."""
+def mcp_args(agent, roost_argv, env=None):
+    """The words that give `agent` roost's MCP server, to add before its task; `env`:
+    variables the server needs besides the job's own (where a checkout's roost is)."""
     add = AGENTS.get(agent)
     if add is None:
         return []
-    return add(roost_argv[0], list(roost_argv[1:]) + ["mcp"])
+    return add(roost_argv[0], list(roost_argv[1:]) + ["mcp"], env)

@@ -6,6 +6,7 @@ real agents' recorded screens (tests/fixtures/agents/) from the bytes those wrot
 
 import json
 import os
+import subprocess
 import stat
 
 from conftest import AGENTS, PYTHON, ROOT, wait_for
@@ -58,7 +59,14 @@ def test_run_with_a_built_in_profile_needs_no_roost_json(daemon, tmp_path):
     job_id = run(daemon, tmp_path, claude.env, "--profile", "claude", "fix the test")
     # The task goes in claude's argv; the trust dialog comes first and reads as one.
     wait_for(lambda: claude.events(), what="the stand-in to start")
-    assert claude.events()[0] == {"argv": ["fix the test"]}
+    # Before the task: roost's MCP server for Claude Code, and its tools allowed.
+    mcp_config, allowed, task = claude.events()[0]["argv"]
+    assert task == "fix the test" and allowed.startswith("--allowedTools=mcp__roost__roost_peers,")
+    server = json.loads(mcp_config.removeprefix("--mcp-config="))["mcpServers"]["roost"]
+    assert server["args"][-1] == "mcp"
+    ran = subprocess.run([server["command"], *server["args"][:-1], "--version"], capture_output=True, timeout=30,
+                         env={**os.environ, **server.get("env", {})}, cwd="/")
+    assert ran.stdout.startswith(b"roost "), ran.stderr
     current = wait_row(daemon, job_id, lambda current: current["waitingFor"] == "dialog", timeout=15,
                        what="the trust dialog on the row")
     assert current["name"] == "claude" and current["profile"] == "claude"
@@ -101,7 +109,7 @@ def test_profiles_lists_the_built_in_ones_and_roost_jsons(daemon):
     assert os.path.isfile(extension) and extension.endswith(os.path.join("pi", "roost.ts"))
     assert os.path.isfile(os.path.join(os.path.dirname(extension), "..", "src", "roost-agent.ts"))
     text = daemon.cli("profiles").stdout.decode()
-    assert "claude  claude (task argv; recorded on 2.1.197)" in text and "from built-in" in text
+    assert "claude  claude [roost mcp] (task argv; recorded on 2.1.197)" in text and "from built-in" in text
 
 
 def test_doctor_says_which_agents_are_found_and_tested_at_their_version(daemon, tmp_path):

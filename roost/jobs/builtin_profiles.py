@@ -9,18 +9,23 @@ a built-in one whole (roost.jobs.profiles).
 
 An argument that starts with `{bundle}/` names a file shipped with roost (the pi
 extension): it is expanded when the program is started, so a job started again after
-an upgrade gets the new release's file, not the removed copy of the old one's.
+an upgrade gets the new release's file, not the removed copy of the old one's. So is
+`{roost-mcp:claude}` (and `:codex`): the words that give the agent roost's MCP server
+(roost.mcp_config), so Claude Code and Codex have roost's tools with no glue.
 """
 
 import json
 import logging
 import os
+import re
 
-from roost.bundle import files
+from roost import mcp_config
+from roost.bundle import files, userenv
 
 log = logging.getLogger(__name__)
 
 BUNDLE = "{bundle}/"
+MCP = re.compile(r"^\{roost-mcp:([a-z]+)\}$")   # the words that give that agent roost mcp
 _loaded = None
 
 
@@ -41,11 +46,30 @@ def profiles():
 
 
 def expand(argv):
-    """`argv` with each `{bundle}/...` argument made the path of that bundled file."""
-    if not any(isinstance(word, str) and word.startswith(BUNDLE) for word in argv):
-        return list(argv)
-    return [files.bundled(word[len(BUNDLE):]) if isinstance(word, str) and word.startswith(BUNDLE) else word
-            for word in argv]
+    """`argv` with each `{bundle}/...` argument made the path of that bundled file, and
+    each `{roost-mcp:AGENT}` the words that give AGENT roost's MCP server (this roost's
+    `roost mcp`, as it runs now)."""
+    expanded = []
+    for word in argv:
+        if not isinstance(word, str):
+            expanded.append(word)
+        elif word.startswith(BUNDLE):
+            expanded.append(files.bundled(word[len(BUNDLE):]))
+        elif MCP.match(word):
+            expanded += mcp_config.mcp_args(MCP.match(word).group(1), userenv.roost_command(), _server_env())
+        else:
+            expanded.append(word)
+    return expanded
+
+
+def readable(argv):
+    """`argv` as a person reads it: the MCP server's many words as one, `[roost mcp]`."""
+    return ["[roost mcp]" if isinstance(word, str) and MCP.match(word) else expand([word])[0] for word in argv]
+
+
+def _server_env():
+    """What `roost mcp` needs besides the job's identity: from a checkout, where roost is."""
+    return {} if files.is_frozen() else {"PYTHONPATH": files.bundle_dir()}
 
 
 def bundled_files(argv):

@@ -66,9 +66,11 @@ def listing(config, config_path):
         for key in ("title", "command", "task", "protocol", "resume", "recordedOn", "versionCommand"):
             if key in profile:
                 entry[key] = profile[key]
+        if isinstance(entry.get("command"), list):
+            entry["commandShown"] = builtin_profiles.readable(entry["command"])
         for key in ("command", "resume"):
             if isinstance(entry.get(key), list):
-                entry[key] = builtin_profiles.expand(entry[key])   # the files it really runs
+                entry[key] = builtin_profiles.expand(entry[key])   # what it really runs
         entry.setdefault("task", "type")
         entry["protocol"] = bool(profile.get("protocol"))
         try:

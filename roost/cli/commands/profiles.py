@@ -14,7 +14,8 @@ Options:
 def describe(entry):
     if entry.get("error"):
         return f"refused: {entry['error']}"
-    command = " ".join(entry.get("command") or []) if isinstance(entry.get("command"), list) else "?"
+    words = entry.get("commandShown") or entry.get("command")
+    command = " ".join(words) if isinstance(words, list) else "?"
     how = "protocol" if entry.get("protocol") else f"task {entry.get('task', 'type')}"
     recorded = entry.get("recordedOn")
     checked = f"; recorded on {', '.join(recorded)}" if recorded else ""
