@@ -28,7 +28,9 @@
  * messages (`customType: "roost"`), shown in pi's screen as such and given to the model as
  * input, each in the daemon's envelope ("[roost: a message from the session ..., not from
  * the user ...]"), as a follow-up (to an idle pi it starts a turn). Never as a dialog's
- * answer: only the user's replies answer one.
+ * answer: only the user's replies answer one. And pi's model gets roost's tools
+ * (./tools.ts, the same as `roost mcp`'s): roost_peers, roost_send, roost_watch,
+ * roost_tasks, roost_claim, roost_done.
  *
  * Outside a roost job it does nothing. It writes nothing on pi's screen: `roost attach`
  * shows pi as it is. Give ROOST_PI_LOG (a file) to see what the client does.
@@ -39,6 +41,7 @@ import * as fs from "node:fs";
 import { VERSION, type ExtensionAPI, type ExtensionContext, type ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 
 import { RoostAgent, type ReportInput, type Reply } from "../src/roost-agent.ts";
+import { registerTools } from "./tools.ts";
 
 const NAME = "pi";
 const SUMMARY_LIMIT = 500;
@@ -109,7 +112,7 @@ function textOf(message: unknown): string {
 
 function describeTool(name: string, args: unknown): string {
   const input = (args ?? {}) as Record<string, unknown>;
-  const detail = input.command ?? input.path ?? input.pattern ?? input.query;
+  const detail = input.command ?? input.path ?? input.pattern ?? input.query ?? input.to ?? input.id;
   return typeof detail === "string" && detail ? `${name}: ${detail}` : name;
 }
 
@@ -126,6 +129,8 @@ export default function roost(pi: ExtensionAPI): void {
   });
   if (!s.agent) return;   // not inside a roost job
   const agent = s.agent;
+  // Each instance (each session pi switches to) registers them with its own pi.
+  registerTools(pi, agent, logger());
 
   const report = (): void => {
     const ctx = s.ctx;
