@@ -1,14 +1,19 @@
 """pi through the protocol: the real pi, with clients/typescript/pi/roost.ts, as a roost
 job against a fake model, offline. Its row follows pi's own events (working, waiting, a
 dialog), replies reach the model (steer and follow-up each as pi takes them), a dialog is
-answered by a reply, and pi's screen is there to see.
+answered by a reply, and pi's screen is there to see. pi's model has roost's tools (those of
+`roost mcp`): it messages a real peer, watches one, works the board, and a refusal is its
+tool's error; what peers send reaches the model as input in roost's envelope, never as a
+dialog's answer.
 
 Needs pi (`@mariozechner/pi-coding-agent`, pinned at 0.73.1) installed: ROOST_TEST_PI
 names its `pi`, else /tmp/realagents/pi/node_modules/.bin/pi (where the real agents'
 install puts it). Skipped without it; CI does not install pi. The fake model is
-`fake_llm.py` of the real agents' kit: ROOST_TEST_FAKE_LLM, else ../shared/realagents/.
+`fake_llm.py` of the real agents' kit: ROOST_TEST_FAKE_LLM, else ../shared/realagents/;
+tests/tool_llm.py around it makes it call a tool by name (`call: NAME {JSON}`).
 """
 
+import glob
 import json
 import os
 import shutil
@@ -18,13 +23,16 @@ import sys
 import pytest
 
 from conftest import ROOT, wait_for
+from roost.mcp_server.tools import INSTRUCTIONS, tools_for
 from roost.term.screen.screen import Screen
 from test_agent_protocol import ProtoJob, ended
+from test_peers import book, items_agent, messages
 
 PI = os.environ.get("ROOST_TEST_PI") or "/tmp/realagents/pi/node_modules/.bin/pi"
 FAKE_LLM = os.environ.get("ROOST_TEST_FAKE_LLM") or os.path.join(
     os.path.dirname(ROOT), "shared", "realagents", "fake_llm.py")
 EXTENSION = os.path.join(ROOT, "clients", "typescript", "pi", "roost.ts")
+TOOL_LLM = os.path.join(ROOT, "tests", "tool_llm.py")
 
 pytestmark = [
     pytest.mark.skipif(not os.path.exists(PI), reason=f"pi is not installed ({PI}; set ROOST_TEST_PI)"),
@@ -38,14 +46,28 @@ def permission_gate():
     return os.path.join(os.path.dirname(os.path.realpath(PI)), "..", "examples", "extensions", "permission-gate.ts")
 
 
-@pytest.fixture
-def model(tmp_path):
+def serve(tmp_path, *program):
     log = tmp_path / "llm.jsonl"
-    process = subprocess.Popen([sys.executable, FAKE_LLM, "--port", "0", "--log", str(log)],
+    process = subprocess.Popen([sys.executable, *program, "--port", "0", "--log", str(log)],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = process.stdout.readline()
     assert line.startswith("LISTENING "), line
-    yield FakeModel(int(line.split()[1]), log)
+    return process, FakeModel(int(line.split()[1]), log)
+
+
+@pytest.fixture
+def model(tmp_path):
+    process, fake = serve(tmp_path, FAKE_LLM)
+    yield fake
+    process.kill()
+    process.wait(5)
+
+
+@pytest.fixture
+def tool_model(tmp_path):
+    """The fake model that also calls a named tool (`call: NAME {JSON}`, tests/tool_llm.py)."""
+    process, fake = serve(tmp_path, TOOL_LLM, FAKE_LLM)
+    yield fake
     process.kill()
     process.wait(5)
 
@@ -87,14 +109,23 @@ def offline_world(tmp_path, port):
     return env, str(tmp_path / "work")
 
 
-def start_pi(daemon, tmp_path, model, task, *extra):
+def start_pi(daemon, tmp_path, model, task, *extra, session=False):
+    """pi as a job (named pi) on its task; `session`: pi keeps its session file (in its
+    agent directory, see pi_session), else --no-session."""
     env, work = offline_world(tmp_path, model.port)
     # Whatever the test's own environment carries for another model or pi is not this run's.
     clear = [name for name in os.environ if name.startswith(("ANTHROPIC_", "OPENAI_", "CLAUDE", "CODEX_", "PI_"))]
     env.update({name: "" for name in clear if name not in env})
-    profile = {"command": [PI, "--no-session", "-e", EXTENSION, *extra], "task": "type", "protocol": True}
-    with open(os.path.join(daemon.home, "roost.json"), "w", encoding="utf-8") as handle:
-        json.dump({"agentProfiles": {"pi": profile}}, handle)
+    profile = {"command": [PI, *([] if session else ["--no-session"]), "-e", EXTENSION, *extra],
+               "task": "type", "protocol": True}
+    config = os.path.join(daemon.home, "roost.json")
+    try:
+        with open(config, encoding="utf-8") as handle:
+            profiles = json.load(handle).get("agentProfiles") or {}
+    except FileNotFoundError:
+        profiles = {}     # the profiles of the other jobs a test started are kept
+    with open(config, "w", encoding="utf-8") as handle:
+        json.dump({"agentProfiles": {**profiles, "pi": profile}}, handle)
     launch = {"kind": "shell", "cwd": work, "sessionFile": "", "command": [], "env": env, "name": "pi",
               "origin": "dispatch", "profile": "pi", "task": task}
     return ProtoJob(daemon, daemon.call("dispatch", **launch)["id"])
@@ -203,3 +234,114 @@ def test_stopping_pi_ends_the_job(daemon, tmp_path, model):
     job.wait_row(lambda row: row["summary"] == "ECHO: hi", "the answer", timeout=60)
     daemon.call("stop", id=job.id)
     job.wait_row(ended, "pi to end", timeout=30)
+
+
+# ---------------------------------------------------------------------------- roost's tools
+
+def roost_requests(model):
+    """The requests that carry a roost tool's result."""
+    return [request for request in model.requests() if request.get("toolResult") is not None]
+
+
+def pi_session(tmp_path):
+    """The entries of the session file pi kept (start_pi(..., session=True))."""
+    found = glob.glob(str(tmp_path / "pihome" / ".pi" / "agent" / "sessions" / "**" / "*.jsonl"), recursive=True)
+    assert len(found) == 1, found
+    with open(found[0], encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def tool_results(tmp_path):
+    """pi's own record of each tool's result: (tool, isError, text)."""
+    return [(entry["message"]["toolName"], entry["message"]["isError"], text_of_message(entry["message"]))
+            for entry in pi_session(tmp_path)
+            if entry.get("type") == "message" and entry["message"].get("role") == "toolResult"]
+
+
+def text_of_message(message):
+    return "\n".join(part.get("text", "") for part in message.get("content") or [] if part.get("type") == "text")
+
+
+def answered(text):
+    return lambda row: row["state"] == "blocked" and row["summary"] == text
+
+
+def test_pis_model_gets_roosts_tools_and_messages_a_peer_that_answers(daemon, tmp_path, tool_model):
+    helper = items_agent(daemon, "helper")
+    job = start_pi(daemon, tmp_path, tool_model, 'call: roost_send {"to": "helper", "message": "the patch is ready"}')
+    job.wait_row(answered("RESULT: Delivered to helper."), "pi's model sent the message", timeout=60)
+    # The model was offered roost mcp's tools, as roost mcp describes them.
+    first = tool_model.requests()[0]
+    for tool in tools_for():
+        assert first["toolSpecs"][tool.name] == {"description": tool.description, "parameters": tool.schema}
+    assert INSTRUCTIONS in first["system"]    # and told, as roost mcp's instructions tell it, who is who
+    [message] = wait_for(lambda: messages(helper), what="the message at the helper")
+    assert message["from"] == "pi" and message["kind"] == "message"
+    assert message["text"].startswith('[roost: a message from the session "pi"')
+    assert "not from the user" in message["text"]
+    assert message["text"].endswith("\nthe patch is ready")
+
+    # pi is a peer now: the helper's answer reaches pi's model as its input, in roost's envelope.
+    assert "agent-items" in job.row()["capabilities"]
+    helper.reply('op send 10 {"to": "pi", "message": "echo: thanks, merging it"}')
+    job.wait_row(answered("ECHO: thanks, merging it"), "pi's model answered the helper's message", timeout=60)
+    envelope = tool_model.users()[-1]
+    assert envelope.startswith('[roost: a message from the session "helper"') and "not from the user" in envelope
+    sent = wait_for(lambda: [entry["call"] for entry in helper.handled() if "call" in entry], what="the helper's send")
+    assert sent[-1]["result"]["outcome"] == "delivered"
+    # pi shows it as roost's, not as its user's.
+    wait_for(lambda: "echo: thanks, merging it" in drawn(job), timeout=15, what="pi to show the message")
+    assert "[roost]" in drawn(job)
+    wait_for(lambda: book(job.dir) == [], what="the message acked")
+
+
+def test_a_watch_tells_pis_model_when_the_peer_ends(daemon, tmp_path, tool_model):
+    helper = items_agent(daemon, "helper")
+    job = start_pi(daemon, tmp_path, tool_model, 'call: roost_watch {"id": "helper", "when": "ended"}')
+    job.wait_row(answered("RESULT: Watching helper: a notice reaches you once it is ended."), "the watch", timeout=60)
+    daemon.call("stop", id=helper.id)
+    wait_for(lambda: any((user or "").startswith("[roost: a notice, not from the user:") and '"helper"' in user
+                         for user in tool_model.users()), timeout=60, what="the notice at pi's model")
+    job.wait_row(answered("Hi! I am the fake LLM. FAKE-REPLY-OK"), "pi's model answered the notice", timeout=60)
+    wait_for(lambda: book(job.dir) == [], what="the notice acked")
+
+
+def test_pis_model_lists_claims_and_finishes_a_board_task_and_a_refusal_is_its_tool_error(daemon, tmp_path,
+                                                                                        tool_model):
+    task = daemon.call("task", action="add", title="write the docs", detail="all of them")["task"]
+    job = start_pi(daemon, tmp_path, tool_model, "call: roost_tasks", session=True)
+    job.wait_row(answered("RESULT: The board has 1 task."), "pi's model listed the board", timeout=60)
+    listed = json.loads(roost_requests(tool_model)[-1]["toolResult"].split("\n", 1)[1])
+    assert [(item["id"], item["title"], item["state"]) for item in listed["tasks"]] == [
+        (task["id"], "write the docs", "open")]
+
+    job.reply('call: roost_claim {"id": 999999}')
+    job.wait_row(lambda row: (row["summary"] or "").startswith("RESULT: roost refused this (not_found)"),
+                 "the refusal", timeout=60)
+    job.reply(f'call: roost_claim {{"id": {task["id"]}}}')
+    job.wait_row(answered(f"RESULT: Claimed #{task['id']}."), "the claim", timeout=60)
+    job.reply(f'call: roost_done {{"id": {task["id"]}, "result": "written"}}')
+    job.wait_row(answered(f"RESULT: #{task['id']} is done."), "the task done", timeout=60)
+    [board] = daemon.call("task", action="list")["tasks"]
+    assert (board["state"], board["result"], board["owner"]["name"]) == ("done", "written", "pi")
+    # pi's own record: the refusal was the tool's error, naming roost's code; the others were not.
+    results = tool_results(tmp_path)
+    assert [(tool, error) for tool, error, _ in results] == [
+        ("roost_tasks", False), ("roost_claim", True), ("roost_claim", False), ("roost_done", False)]
+    assert results[1][2].startswith("roost refused this (not_found): ")
+
+
+def test_a_peers_message_never_answers_a_dialog(daemon, tmp_path, tool_model):
+    helper = items_agent(daemon, "helper")
+    job = start_pi(daemon, tmp_path, tool_model, "run: rm -rf ./junk", "-e", permission_gate())
+    junk = os.path.join(str(tmp_path), "work", "junk")
+    os.mkdir(junk)
+    job.wait_row(lambda row: row["waitingFor"] == "dialog", "the permission dialog", timeout=60)
+    helper.reply('op send 10 {"to": "pi", "message": "Yes"}')
+    sent = wait_for(lambda: [entry["call"] for entry in helper.handled() if "call" in entry], what="the helper's send")
+    assert sent[-1]["result"]["outcome"] == "delivered"
+    job.reply("2")   # the user's No
+    job.wait_row(answered("Hi! I am the fake LLM. FAKE-REPLY-OK"), "pi's model answered the message", timeout=60)
+    assert os.path.isdir(junk)   # the user's answer closed the dialog; the peer's Yes came after, as input
+    assert tool_model.users()[-1].startswith('[roost: a message from the session "helper"')
+    assert tool_model.users()[-1].endswith("\nYes")

@@ -23,6 +23,15 @@
  * pi is done); to an idle pi either starts a turn. `/model PROVIDER/ID` and `/thinking
  * LEVEL` switch pi's model and thinking level. A reply is acked once pi has it.
  *
+ * Other sessions reach pi too (its hello says `agent-items` and `peers`): a peer's
+ * message, a child's report, a watch's notice, a note from the board come as pi's custom
+ * messages (`customType: "roost"`), shown in pi's screen as such and given to the model as
+ * input, each in the daemon's envelope ("[roost: a message from the session ..., not from
+ * the user ...]"), as a follow-up (to an idle pi it starts a turn). Never as a dialog's
+ * answer: only the user's replies answer one. And pi's model gets roost's tools
+ * (./tools.ts, the same as `roost mcp`'s): roost_peers, roost_send, roost_watch,
+ * roost_tasks, roost_claim, roost_done.
+ *
  * Outside a roost job it does nothing. It writes nothing on pi's screen: `roost attach`
  * shows pi as it is. Give ROOST_PI_LOG (a file) to see what the client does.
  */
@@ -32,6 +41,7 @@ import * as fs from "node:fs";
 import { VERSION, type ExtensionAPI, type ExtensionContext, type ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 
 import { RoostAgent, type ReportInput, type Reply } from "../src/roost-agent.ts";
+import { registerTools } from "./tools.ts";
 
 const NAME = "pi";
 const SUMMARY_LIMIT = 500;
@@ -67,6 +77,9 @@ type Shared = {
   prompted: boolean;
   started: Array<() => void>;
   bound: Array<() => void>;
+  /** The row's summary for the turn a peer item starts (pi's before_agent_start does not
+   * come for one). */
+  nextSummary: string | null;
 };
 
 const KEY = Symbol.for("roost.pi-extension");
@@ -75,7 +88,7 @@ const WRAPPED = Symbol.for("roost.pi-extension.ui");
 function shared(): Shared {
   const holder = globalThis as unknown as { [KEY]?: Shared };
   holder[KEY] ??= {
-    agent: null, pi: null, ctx: null, dialogs: [], prompted: false, started: [], bound: [],
+    agent: null, pi: null, ctx: null, dialogs: [], prompted: false, started: [], bound: [], nextSummary: null,
     work: { state: "blocked", summary: "ready", question: null, tool: null, error: null },
   };
   return holder[KEY];
@@ -99,7 +112,7 @@ function textOf(message: unknown): string {
 
 function describeTool(name: string, args: unknown): string {
   const input = (args ?? {}) as Record<string, unknown>;
-  const detail = input.command ?? input.path ?? input.pattern ?? input.query;
+  const detail = input.command ?? input.path ?? input.pattern ?? input.query ?? input.to ?? input.id;
   return typeof detail === "string" && detail ? `${name}: ${detail}` : name;
 }
 
@@ -110,11 +123,14 @@ export default function roost(pi: ExtensionAPI): void {
     version: VERSION,
     capabilities: ["steer", "context", "model-switch"],
     onReply: (reply) => onReply(reply),
+    onMessage: (item) => onMessage(item),
     keepAlive: false,   // pi's own life decides when the process ends
     log: logger(),
   });
   if (!s.agent) return;   // not inside a roost job
   const agent = s.agent;
+  // Each instance (each session pi switches to) registers them with its own pi.
+  registerTools(pi, agent, logger());
 
   const report = (): void => {
     const ctx = s.ctx;
@@ -177,12 +193,15 @@ export default function roost(pi: ExtensionAPI): void {
 
   pi.on("before_agent_start", async (event) => {
     s.prompted = true;
+    s.nextSummary = null;
     setWork({ state: "working", summary: firstLine(event.prompt) ?? "working", question: null, tool: null, error: null });
   });
 
   pi.on("agent_start", async () => {
     s.prompted = true;
-    if (s.work.state !== "working") setWork({ state: "working", question: null, tool: null, error: null });
+    const summary = s.nextSummary ?? s.work.summary;
+    s.nextSummary = null;
+    if (s.work.state !== "working") setWork({ state: "working", summary, question: null, tool: null, error: null });
     for (const wake of s.started.splice(0)) wake();
   });
 
@@ -244,6 +263,21 @@ export default function roost(pi: ExtensionAPI): void {
     if (started) await Promise.race([started, delay(START_WAIT_MS)]);
   }
 
+  /** Hand a peer item (the daemon's envelope in its text) to pi: a custom message of
+   * roost's, which pi shows as such and gives its model as input; a follow-up (a steer
+   * when the daemon says so); to an idle pi it starts a turn. Returns once pi has it. */
+  async function onMessage(item: Reply): Promise<void> {
+    const current = await boundPi(s);
+    const idle = s.ctx ? s.ctx.isIdle() : true;
+    const started = idle ? new Promise<void>((resolve) => s.started.push(resolve)) : null;
+    if (idle) s.nextSummary = firstLine(itemSummary(item));
+    current.sendMessage(
+      { customType: "roost", content: item.text, display: true,
+        details: { kind: item.kind, from: item.from, relation: item.relation, seq: item.seq } },
+      { triggerTurn: true, deliverAs: item.steer ? "steer" : "followUp" });
+    if (started) await Promise.race([started, delay(START_WAIT_MS)]);
+  }
+
   async function switched(current: ExtensionAPI, text: string): Promise<boolean> {
     const match = /^\/(model|thinking)\s+(\S+)\s*$/.exec(text.trim());
     if (!match || !s.ctx) return false;
@@ -261,6 +295,13 @@ export default function roost(pi: ExtensionAPI): void {
     report();
     return true;
   }
+}
+
+/** What the row says while pi works on a peer item. */
+function itemSummary(item: Reply): string {
+  if (!item.from) return "a note from roost";
+  if (item.kind === "notice") return `a notice about ${item.from}`;
+  return `a ${item.kind ?? "message"} from ${item.from}`;
 }
 
 function hasUserMessage(ctx: ExtensionContext): boolean {
