@@ -42,6 +42,7 @@ def test_the_built_in_pi_profile_reports_pis_own_state(daemon, tmp_path, model):
 def test_the_extension_runs_from_a_copy_of_the_bundled_files(daemon, tmp_path, model):
     bundle = tmp_path / "elsewhere"
     for part in (os.path.join("clients", "typescript", "pi", "roost.ts"),
+                 os.path.join("clients", "typescript", "pi", "tools.ts"),
                  os.path.join("clients", "typescript", "src", "roost-agent.ts")):
         os.makedirs(bundle / os.path.dirname(part), exist_ok=True)
         shutil.copy(os.path.join(ROOT, part), bundle / part)

@@ -326,6 +326,8 @@ def test_the_built_in_profiles_and_the_pi_extension_are_in_the_binary(frozen):
     extension = listed["pi"]["command"][2]
     assert extension.startswith(os.path.dirname(frozen.unpacked()) + os.sep)   # its own unpacked copy
     client = os.path.join(os.path.dirname(extension), "..", "src", "roost-agent.ts")
-    for shipped, source in ((extension, ("pi", "roost.ts")), (client, ("src", "roost-agent.ts"))):
+    tools = os.path.join(os.path.dirname(extension), "tools.ts")
+    for shipped, source in ((extension, ("pi", "roost.ts")), (tools, ("pi", "tools.ts")),
+                            (client, ("src", "roost-agent.ts"))):
         with open(shipped, "rb") as got, open(os.path.join(ROOT, "clients", "typescript", *source), "rb") as want:
             assert got.read() == want.read()

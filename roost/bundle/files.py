@@ -10,6 +10,7 @@ BUILTIN_PROFILES = os.path.join("roost", "jobs", "builtin_profiles.json")
 # The pi extension of the built-in `pi` profile and the client it imports beside it.
 PI_EXTENSION = os.path.join("clients", "typescript", "pi", "roost.ts")
 TYPESCRIPT_CLIENT = os.path.join("clients", "typescript", "src", "roost-agent.ts")
+PI_TOOLS = os.path.join("clients", "typescript", "pi", "tools.ts")   # roost.ts imports it
 MARKER = ".roost-complete"    # in an unpacked copy of dist/roost (packaging/launcher.sh)
 BUILD_INFO = "roost-build.json"   # written into the bundle by scripts/build
 _held = []
