@@ -16,8 +16,10 @@ The API, module by module (every name below is also importable from `roost.git`)
 
 - `repository`: `Repository(root, common_dir, bare)`; `repository_of(dir)` (a linked
   worktree counts as its repository); `checked_out_branch(repo)`, the main checkout's;
-  `ref_sha(repo, ref)` (None when missing), `require_sha`; `uncommitted_changes(worktree,
-  untracked=True)` as (XY, path) pairs and `is_clean(worktree)`; `is_merged(repo, branch,
+  `ref_sha(repo, ref)` (None when missing), `require_sha`; `file_at(repo, ref, path)`,
+  a committed file's bytes; `uncommitted_changes(worktree, untracked=True)` as (XY,
+  path) pairs, `start_status` (the same, started: it runs while the caller goes on),
+  and `is_clean(worktree)`; `is_merged(repo, branch,
   into)`, `merged_branches(repo, into, branches)` (one run for the whole board),
   `commits_ahead(repo, branch, of)`.
 - `names`: `slug(title)`; `check_branch_name(name)` (git's rules); `task_branch(repo,
@@ -35,6 +37,9 @@ The API, module by module (every name below is also importable from `roost.git`)
   old_path)]`; `worktree_head(worktree)`.
 - `landing`: `land(repo, branch, base, mode="ff"|"no-ff")` -> `LandResult(outcome, mode,
   old, new, checkout, repaired)`, under the repository's lock; `recover_land(repo)`.
+- `remote`: `push_branch(repo, branch, remote=None)` (the remote: `origin`, or the
+  only one); `open_pull_request(cwd, base, branch, title, body)`, GitHub's `gh pr
+  create`, whose answer is the request's address.
 - `errors`: `GitError(reason, text)`, the one exception: a RoostError whose code fits its
   `reason` (`dirty`, `unmerged`, `not_synced`, `conflict`, `no_identity`, `busy`, ...),
   with git's stderr in its text.
@@ -61,17 +66,20 @@ from roost.git.command import use_umask
 from roost.git.errors import GitError
 from roost.git.landing import LandResult, land, recover_land
 from roost.git.names import check_branch_name, slug, task_branch
-from roost.git.repository import (Repository, checked_out_branch, commits_ahead, is_clean, is_merged,
-                                  merged_branches, ref_sha, repository_of, require_sha, uncommitted_changes)
+from roost.git.remote import open_pull_request, push_branch
+from roost.git.repository import (Repository, checked_out_branch, commits_ahead, file_at, is_clean, is_merged,
+                                  merged_branches, ref_sha, repository_of, require_sha, start_status,
+                                  uncommitted_changes)
 from roost.git.worktrees import (Worktree, add_worktree, checked_out_at, delete_branch, find_worktree,
                                  list_worktrees, prune_worktrees, remove_worktree)
 
 __all__ = [
     "ChangedFile", "Diff", "GitError", "LandResult", "Repository", "SyncResult", "Worktree",
     "abort_sync", "add_worktree", "changed_files", "check_branch_name", "checked_out_at",
-    "checked_out_branch", "commit_all", "commits_ahead", "delete_branch", "diff", "find_worktree",
-    "is_clean", "is_merged", "land", "list_worktrees", "merged_branches", "prune_worktrees",
-    "recover_land", "ref_sha", "remove_worktree", "repository_of", "require_sha", "slug",
-    "sync_with_base", "task_branch", "uncommitted_changes", "use_threadpool", "use_umask",
+    "checked_out_branch", "commit_all", "commits_ahead", "delete_branch", "diff", "file_at", "find_worktree",
+    "is_clean", "is_merged", "land", "list_worktrees", "merged_branches", "open_pull_request",
+    "prune_worktrees", "push_branch", "recover_land", "ref_sha", "remove_worktree", "repository_of",
+    "require_sha", "slug", "start_status", "sync_with_base", "task_branch", "uncommitted_changes",
+    "use_threadpool", "use_umask",
     "worktree_head",
 ]

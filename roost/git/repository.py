@@ -225,3 +225,18 @@ def commits_ahead(repo, branch, of):
     done = command.run(["rev-list", "--count", require_sha(repo, branch), "^" + require_sha(repo, of)],
                        repo.root, what="git rev-list --count")
     return int(done.text().strip() or 0)
+
+
+def file_at(repo, ref, path, max_bytes=1 << 20):
+    """A file's bytes as committed at `ref` (a branch name or ref; `path` relative to the
+    top of the tree), or None when that commit has no such file. The git CLI (`git
+    cat-file`): one small read, asked once per action, where dulwich would walk the
+    trees in Python on the loop's threadpool for the same 1-2 ms."""
+    sha = require_sha(repo, ref)
+    if not isinstance(path, str) or not path or path.startswith("/") or "\0" in path or "\n" in path:
+        raise GitError("bad_request", f"not a path in a tree: {path!r}")
+    done = command.run(["cat-file", "blob", f"{sha}:{path}"], repo.root, check=False, max_output=max_bytes,
+                       what="git cat-file blob")
+    if done.returncode != 0:
+        return None
+    return done.stdout
