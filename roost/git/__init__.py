@@ -29,7 +29,7 @@ The API, module by module (every name below is also importable from `roost.git`)
   branch); `remove_worktree(repo, path, base=None, force=False)` (refused when dirty or,
   with base, unmerged); `list_worktrees(repo)`, `find_worktree`; `checked_out_at(repo,
   branch)`; `prune_worktrees(repo, dry=False)`; `delete_branch(repo, branch, base=None,
-  force=False)`.
+  force=False)`; `wait_until_idle(repo, timeout)`, until no git holds an index lock there.
 - `changes`: `commit_all(worktree, message)` (the new sha, None when nothing to commit);
   `sync_with_base(repo, worktree, base)` -> `SyncResult(outcome, head, base, conflicts,
   detail)`; `abort_sync(worktree)`; `diff(repo, base, branch)` -> `Diff(text, truncated,
@@ -71,7 +71,7 @@ from roost.git.repository import (Repository, checked_out_branch, commits_ahead,
                                   merged_branches, ref_sha, repository_of, require_sha, start_status,
                                   uncommitted_changes)
 from roost.git.worktrees import (Worktree, add_worktree, checked_out_at, delete_branch, find_worktree,
-                                 list_worktrees, prune_worktrees, remove_worktree)
+                                 list_worktrees, prune_worktrees, remove_worktree, wait_until_idle)
 
 __all__ = [
     "ChangedFile", "Diff", "GitError", "LandResult", "Repository", "SyncResult", "Worktree",
@@ -80,6 +80,6 @@ __all__ = [
     "is_clean", "is_merged", "land", "list_worktrees", "merged_branches", "open_pull_request",
     "prune_worktrees", "push_branch", "recover_land", "ref_sha", "remove_worktree", "repository_of",
     "require_sha", "slug", "start_status", "sync_with_base", "task_branch", "uncommitted_changes",
-    "use_threadpool", "use_umask",
+    "use_threadpool", "use_umask", "wait_until_idle",
     "worktree_head",
 ]

@@ -1,9 +1,11 @@
-"""roost.git's reads of a committed file, its push and its pull request (M56, M60), on
-real repositories; `gh` is a fake on PATH that records how it was run."""
+"""roost.git's reads of a committed file, its push and its pull request (M56, M60), and
+its wait for a git still at work, on real repositories; `gh` is a fake on PATH that
+records how it was run."""
 
 import json
 import os
 import stat
+import threading
 
 import pytest
 
@@ -79,3 +81,16 @@ def test_gh_missing_or_failing_is_a_git_error(repo, tmp_path, monkeypatch):
     with pytest.raises(GitError) as caught:
         roost_git.open_pull_request(repo.root, "main", "roost/t1-x", "t", "b")
     assert caught.value.reason == "failed"
+
+
+def test_a_wait_for_git_ends_when_no_index_lock_is_left(repo, tmp_path):
+    tree = roost_git.add_worktree(repo, str(tmp_path / "wt"), "roost/t1-x", "main")
+    assert roost_git.wait_until_idle(repo, timeout=1)
+    admin = git(tree.path, "rev-parse", "--absolute-git-dir")
+    lock = os.path.join(admin, "index.lock")
+    open(lock, "w").close()
+    assert not roost_git.wait_until_idle(repo, timeout=0.1)
+    timer = threading.Timer(0.2, os.remove, [lock])
+    timer.start()
+    assert roost_git.wait_until_idle(repo, timeout=10)
+    timer.join()
