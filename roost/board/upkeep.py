@@ -28,6 +28,7 @@ from roost.errors import RoostError
 log = logging.getLogger(__name__)
 
 HAND_MERGEABLE = ("working", "review", "failed", "conflict", "shelved")
+IDLE_WAIT_S = 10.0      # a git that a killed daemon started may still be at work
 
 
 class Upkeep:
@@ -55,6 +56,8 @@ class Upkeep:
             if repo is None:
                 log.warning("the repository %s of %d tasks is gone", project, len(tasks))
                 continue
+            if not git.wait_until_idle(repo, timeout=IDLE_WAIT_S):
+                log.warning("%s: an index lock stays after %g s (left by a crash?)", repo.root, IDLE_WAIT_S)
             try:
                 repaired = git.recover_land(repo, lock_timeout=10)
                 if repaired:
