@@ -9,6 +9,7 @@ import pytest
 from conftest import wait_for
 from gitkit import commit_file, make_repo
 from roost.client.connection import Refused
+from roost.errors import RoostError
 from test_peers import book
 
 
@@ -19,7 +20,7 @@ def task_op(daemon_or_client, **args):
 
 
 def refused(code, fn, *args, **kwargs):
-    with pytest.raises(Refused) as caught:
+    with pytest.raises((Refused, RoostError)) as caught:
         fn(*args, **kwargs)
     assert caught.value.code == code, caught.value
     return caught.value

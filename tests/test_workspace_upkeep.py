@@ -35,6 +35,7 @@ def test_cleanup_removes_what_is_left_behind_and_its_dry_run_leaves_work_in_prog
     done(daemon, workers[ids[0]], ids[0])
     wait_for(lambda: stage(daemon, ids[0]) == "review", what="the verify")
     task_op(daemon, action="merge", id=ids[0])
+    wait_for(lambda: not os.path.exists(spaces[ids[0]]["path"]), what="the merged worktree removed")
     commit_file(spaces[ids[2]]["path"], "unmerged.txt", "keep me\n")
     for task_id in (ids[1], ids[2]):
         daemon.call("stop", id=workers[task_id])

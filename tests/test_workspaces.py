@@ -86,8 +86,8 @@ def test_the_whole_loop_prepare_start_commit_done_verify_review_back_and_merge(d
     assert "merged into main" in merged["note"]
     assert read(os.path.join(root, "feature.txt")) == "the feature, said more\n"
     assert git(root, "status", "--porcelain") == ""
-    assert worktree_paths(root) == [os.path.realpath(root)]
-    assert git(root, "branch", "--list", "roost/*") == ""
+    wait_for(lambda: worktree_paths(root) == [os.path.realpath(root)] and
+             git(root, "branch", "--list", "roost/*") == "", what="the merged worktree and branch removed")
     whys = [event["why"] for event in daemon.call("events", limit=1000)["events"] if event["kind"] == "task"]
     assert whys.count("stage") >= 8 and "prepare" in whys
 
@@ -171,6 +171,7 @@ def test_titles_that_would_be_commands_give_valid_branches_and_run_nothing(daemo
         with speaker(daemon, started["job"]["id"]) as client:
             task_op(client, action="done", id=task["id"])
         assert task_op(daemon, action="merge", id=task["id"])["task"]["workspace"]["stage"] == "merged"
+    wait_for(lambda: worktree_paths(root) == [os.path.realpath(root)], what="the merged worktrees removed")
     for directory in (root, daemon.home, str(tmp_path), "/tmp"):
         assert not os.path.exists(os.path.join(directory, "x")) and not os.path.exists(os.path.join(directory, "y"))
     assert os.path.isdir("/usr/bin")
@@ -186,3 +187,18 @@ def test_callers_are_refused_per_the_spec(daemon, tmp_path):
                        "comment", "uncomment", "shelve", "cleanup", "pr", "diff"):
             refused("unsupported", task_op, client, action=action, id=task["id"])
     refused("bad_request", task_op, daemon, action="prepare", id=task_op(daemon, action="add", title="any")["task"]["id"])
+
+
+def test_the_concierge_and_an_unregistered_agent_are_refused_per_the_spec():
+    """The concierge's connection is not built yet: its rules are held to the spec's
+    Callers lines in the one table."""
+    from roost.ops import callers
+
+    for action in ("prepare", "start", "back", "diff"):
+        callers.check("task", callers.CONCIERGE, {"action": action})
+    for action in ("cleanup", "merge", "abort", "commit", "approve", "verify", "pass", "comment", "uncomment",
+                   "shelve", "pr"):
+        refused("unsupported", callers.check, "task", callers.CONCIERGE, {"action": action})
+        callers.check("task", callers.PERSON, {"action": action})
+    for action in ("prepare", "merge", "list"):
+        refused("unauthorized", callers.check, "task", callers.UNREGISTERED, {"action": action})

@@ -21,6 +21,8 @@ it stay landed.
 
 import logging
 
+import gevent
+
 from roost import git
 from roost.board.board import now_ms
 from roost.errors import RoostError, bad_request
@@ -86,8 +88,7 @@ class Merges:
             return "conflict", note
         if result.outcome == "refused":
             return self._refused(task, f"not merged: {result.detail}")
-        workspace["merge"]["synced"] = result.outcome
-        spaces.board.save()
+        workspace["merge"]["synced"] = result.outcome      # saved with the land's outcome
         return "synced", result
 
     def _refused(self, task, note):
@@ -119,7 +120,10 @@ class Merges:
         return "merged", self.finish_merged(task, actor=actor)
 
     def finish_merged(self, task, actor=None, how=None):
-        """Stage merged (`state: done`), then the worktree and the branch removed."""
+        """Stage merged (`state: done`), then the worktree and the branch removed, right
+        after the answer: removing a worktree writes as much as checking one out, and the
+        merge is done once base moved (a daemon that stops first removes them at its next
+        start)."""
         spaces = self.workspaces
         workspace = task["workspace"]
         merge = workspace.setdefault("merge", {})
@@ -129,15 +133,19 @@ class Merges:
         merge["at"] = now_ms()
         spaces.stages.move(task, "merged", note=note, actor=actor)
         _reached("merged_saved")
-        left = self.remove_merged(task)
-        if left:
-            workspace["note"] = f"{note}; {left}"
-            spaces.board.save()
-        return workspace["note"]
+        gevent.spawn(self._remove_in_turn, task)
+        return note
+
+    def _remove_in_turn(self, task):
+        with self.workspaces.lock(task["id"]):
+            left = self.remove_merged(task)
+            if left:
+                task["workspace"]["note"] = f"{task['workspace'].get('note')}; {left}"
+                self.workspaces.board.save()
 
     def remove_merged(self, task):
         """A merged task's worktree and branch go: both hold nothing base does not. What
-        is left (a change made since) stays, and the answer says so."""
+        is left (a change made since) stays, and the note says so."""
         workspace = task["workspace"]
         try:
             repo = self.workspaces.repository(task)

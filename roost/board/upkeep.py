@@ -101,7 +101,8 @@ class Upkeep:
         if stage == "merged" and listed is not None:
             spaces.merges.remove_merged(task)
         elif stage in ACTIVE and (listed is None or listed.prunable):
-            git.prune_worktrees(repo) if listed is not None else None
+            if listed is not None:
+                self._prune_ours(repo)
             holder = task.get("owner")
             spaces.stages.move(task, "shelved", note=f"its worktree was removed outside roost; "
                                                      f"branch {workspace['branch']} kept")
@@ -116,6 +117,7 @@ class Upkeep:
                 and git.is_merged(repo, workspace["branch"], workspace["baseRef"]):
             spaces.merges.finish_merged(task, how=f"merged into {workspace['baseRef']} (the daemon stopped "
                                                   "while it landed)")
+            spaces.merges.remove_merged(task)       # now: the board and git agree before it serves
             return
         note = "the merge was cut short by the daemon's stop: merge it again"
         if os.path.isdir(workspace["path"]) and git.worktree_head(workspace["path"])[2]:
@@ -134,7 +136,6 @@ class Upkeep:
 
     def cleanup(self, actor, dry=False):
         """(note: a line per thing removed, or that would be)."""
-        spaces = self.workspaces
         lines = []
         in_use, by_path = {}, {}
         for task in self.board.tasks:
@@ -151,7 +152,8 @@ class Upkeep:
         lines += self._clean_check_jobs(dry)
         if not dry:
             self._remove_empty_directories()
-            spaces.actions.changed(actor, None, "cleanup", "") if False else None
+            if lines:
+                log.info("cleanup by the %s: %s", actor.kind, "; ".join(lines))
         return "\n".join(lines) or "nothing to clean up"
 
     def _repositories(self):
