@@ -94,3 +94,14 @@ def test_a_wait_for_git_ends_when_no_index_lock_is_left(repo, tmp_path):
     timer.start()
     assert roost_git.wait_until_idle(repo, timeout=10)
     timer.join()
+
+
+def test_merged_tips_names_the_merged_branches_with_their_tips(repo):
+    git(repo.root, "branch", "old")
+    git(repo.root, "checkout", "--quiet", "-b", "ahead")
+    ahead = commit_file(repo.root, "new.txt", "new\n")
+    git(repo.root, "checkout", "--quiet", "main")
+    assert roost_git.merged_tips(repo, "main", ["old", "ahead"]) == {"old": sha(repo.root, "main")}
+    git(repo.root, "merge", "--quiet", "--ff-only", "ahead")
+    assert roost_git.merged_tips(repo, "main", ["old", "ahead"]) == {"old": sha(repo.root, "old"), "ahead": ahead}
+    assert roost_git.merged_branches(repo, "main", ["ahead"]) == {"ahead"}

@@ -19,9 +19,9 @@ The API, module by module (every name below is also importable from `roost.git`)
   `ref_sha(repo, ref)` (None when missing), `require_sha`; `file_at(repo, ref, path)`,
   a committed file's bytes; `uncommitted_changes(worktree, untracked=True)` as (XY,
   path) pairs, `start_status` (the same, started: it runs while the caller goes on),
-  and `is_clean(worktree)`; `is_merged(repo, branch,
-  into)`, `merged_branches(repo, into, branches)` (one run for the whole board),
-  `commits_ahead(repo, branch, of)`.
+  and `is_clean(worktree)`; `is_merged(repo, branch, into)`, `merged_branches(repo,
+  into, branches)` (one run for the whole board) and `merged_tips` (the same, with each
+  branch's tip), `commits_ahead(repo, branch, of)`.
 - `names`: `slug(title)`; `check_branch_name(name)` (git's rules); `task_branch(repo,
   id, title)`, a free `roost/t<id>-<slug>` that `git check-ref-format --branch` accepts.
 - `worktrees`: `Worktree(path, branch, head, main, bare, locked, prunable)`;
@@ -68,7 +68,7 @@ from roost.git.landing import LandResult, land, recover_land
 from roost.git.names import check_branch_name, slug, task_branch
 from roost.git.remote import open_pull_request, push_branch
 from roost.git.repository import (Repository, checked_out_branch, commits_ahead, file_at, is_clean, is_merged,
-                                  merged_branches, ref_sha, repository_of, require_sha, start_status,
+                                  merged_branches, merged_tips, ref_sha, repository_of, require_sha, start_status,
                                   uncommitted_changes)
 from roost.git.worktrees import (Worktree, add_worktree, checked_out_at, delete_branch, find_worktree,
                                  list_worktrees, prune_worktrees, remove_worktree, wait_until_idle)
@@ -77,7 +77,7 @@ __all__ = [
     "ChangedFile", "Diff", "GitError", "LandResult", "Repository", "SyncResult", "Worktree",
     "abort_sync", "add_worktree", "changed_files", "check_branch_name", "checked_out_at",
     "checked_out_branch", "commit_all", "commits_ahead", "delete_branch", "diff", "file_at", "find_worktree",
-    "is_clean", "is_merged", "land", "list_worktrees", "merged_branches", "open_pull_request",
+    "is_clean", "is_merged", "land", "list_worktrees", "merged_branches", "merged_tips", "open_pull_request",
     "prune_worktrees", "push_branch", "recover_land", "ref_sha", "remove_worktree", "repository_of",
     "require_sha", "slug", "start_status", "sync_with_base", "task_branch", "uncommitted_changes",
     "use_threadpool", "use_umask", "wait_until_idle",

@@ -211,13 +211,18 @@ def is_merged(repo, branch, into):
 def merged_branches(repo, into, branches):
     """Which of `branches` (names) are merged into `into`, in one run of git: the board
     asks this of every task's branch each time it is listed."""
+    return set(merged_tips(repo, into, branches))
+
+
+def merged_tips(repo, into, branches):
+    """{name: its tip} of those of `branches` merged into `into`, in one run of git."""
     refs = [branch_ref(name) for name in branches]
     if not refs:
-        return set()
-    done = command.run(["for-each-ref", "--format=%(refname)", "--merged=" + require_sha(repo, into),
+        return {}
+    done = command.run(["for-each-ref", "--format=%(objectname) %(refname)", "--merged=" + require_sha(repo, into),
                         "--", *refs], repo.root, what="git for-each-ref --merged")
-    found = {line for line in done.text().splitlines() if line}
-    return {name for name, ref in zip(branches, refs) if ref in found}
+    found = dict(reversed(line.split(" ", 1)) for line in done.text().splitlines() if " " in line)
+    return {name: found[ref] for name, ref in zip(branches, refs) if ref in found}
 
 
 def commits_ahead(repo, branch, of):
