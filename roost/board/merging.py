@@ -77,6 +77,12 @@ class Merges:
         spaces.stages.move(task, "merging", note=None, actor=actor, merge={"mode": mode, "at": now_ms(), "old": old})
         _reached("merge_recorded")
         try:
+            if git.is_merged(repo, workspace["baseRef"], workspace["branch"]):
+                # The branch holds base already: nothing to sync, and the worktree's state
+                # (the status of every file) does not matter to the land.
+                workspace["merge"]["synced"] = "up_to_date"
+                _reached("synced")
+                return "synced", None
             result = git.sync_with_base(repo, workspace["path"], workspace["baseRef"])
         except RoostError as error:
             return self._refused(task, f"syncing with base failed: {error.text}")

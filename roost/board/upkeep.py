@@ -240,16 +240,15 @@ class Upkeep:
                     continue
                 by_base = collections.defaultdict(list)
                 for task in tasks:
-                    workspace = task["workspace"]
-                    tip = git.ref_sha(repo, workspace["branch"])
-                    if tip is not None and tip != workspace.get("baseSha"):      # a branch with work
-                        by_base[workspace["baseRef"]].append(task)
+                    by_base[task["workspace"]["baseRef"]].append(task)
                 for base, waiting in by_base.items():
                     if git.ref_sha(repo, base) is None:
                         continue
-                    merged = git.merged_branches(repo, base, [task["workspace"]["branch"] for task in waiting])
+                    merged = git.merged_tips(repo, base, [task["workspace"]["branch"] for task in waiting])
                     for task in waiting:
-                        if task["workspace"]["branch"] in merged:
+                        tip = merged.get(task["workspace"]["branch"])
+                        # A branch still at the commit it started from holds no work to merge.
+                        if tip is not None and tip != task["workspace"].get("baseSha"):
                             with spaces.lock(task["id"]):
                                 if task["workspace"].get("stage") in HAND_MERGEABLE:
                                     spaces.merges.finish_merged(task, how=f"merged into {base} by hand")
