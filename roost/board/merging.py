@@ -50,9 +50,10 @@ class Merges:
         task = spaces.actions.task(actor, task_id)
         with spaces.lock(task_id):
             self._check(task)
-            outcome, note = self._sync(task, actor, mode)
-            if outcome == "synced":
-                outcome, note = self._land(task, actor, mode, resync=True)
+            self._begin(task, actor, mode)
+            # The land first: a branch that holds base already lands as it is, and one
+            # that does not is refused before anything moves, then synced (_land).
+            outcome, note = self._land(task, actor, mode, resync=True)
         if outcome == "conflict":
             self._tell_conflict(task)
         return task, note
@@ -67,15 +68,20 @@ class Merges:
             raise bad_request(f"task #{task['id']}'s sync stopped on conflicts: resolve and commit them "
                               f"(`roost task commit {task['id']}`), or give it up (`roost task abort {task['id']}`)")
 
+    def _begin(self, task, actor, mode):
+        """Stage merging, saved with what base was, before anything changes."""
+        spaces = self.workspaces
+        old = git.require_sha(spaces.repository(task), task["workspace"]["baseRef"])
+        spaces.stages.move(task, "merging", note=None, actor=actor, merge={"mode": mode, "at": now_ms(), "old": old})
+        _reached("merge_recorded")
+
     def _sync(self, task, actor, mode):
         """Stage merging, then base merged into the branch: ("synced", result), or
         ("conflict" | "refused", note) with the stage set."""
         spaces = self.workspaces
         workspace = task["workspace"]
         repo = spaces.repository(task)
-        old = git.require_sha(repo, workspace["baseRef"])
-        spaces.stages.move(task, "merging", note=None, actor=actor, merge={"mode": mode, "at": now_ms(), "old": old})
-        _reached("merge_recorded")
+        self._begin(task, actor, mode)
         try:
             if git.is_merged(repo, workspace["baseRef"], workspace["branch"]):
                 # The branch holds base already: nothing to sync, and the worktree's state
@@ -113,10 +119,15 @@ class Merges:
             except GitError as error:
                 if error.reason not in ("not_synced", "moved") or not resync or attempt + 1 == LAND_TRIES:
                     return self._refused(task, f"not merged: {error.text}")
-            # base moved between the sync and the land: bring the branch along again
-            result = git.sync_with_base(repo, workspace["path"], workspace["baseRef"])
+            # the branch does not hold base (any more): bring it along, in its worktree
+            try:
+                result = git.sync_with_base(repo, workspace["path"], workspace["baseRef"])
+            except RoostError as error:
+                return self._refused(task, f"syncing with base failed: {error.text}")
+            workspace["merge"]["synced"] = result.outcome
+            _reached("synced")
             if result.outcome == "conflict":
-                note = f"base moved on, and syncing with it stopped on conflicts in {', '.join(result.conflicts[:10])}"
+                note = f"syncing with {workspace['baseRef']} stopped on conflicts in {', '.join(result.conflicts[:10])}"
                 spaces.stages.move(task, "conflict", note=note, conflicts=result.conflicts[:200])
                 return "conflict", note
             if result.outcome == "refused":

@@ -107,17 +107,18 @@ class Preparations:
         task["prepared"] = hold
         self.board.save()           # before git makes anything: a kill leaves a record of it
         _reached("prepare_recorded")
-        status = git.start_status(repo.root)    # sourceDirty, asked while the checkout is written
         try:
             made = git.add_worktree(repo, path, branch, base)
         except BaseException:
-            status.abandon()
             task.pop("prepared", None)
             self.board.save()
             raise
         _reached("prepare_added")
+        # sourceDirty: changes to tracked files of the main checkout, which the worktree
+        # does not have. Asked after the checkout, not beside it: both walk the disk, and
+        # together they took longer than one after the other (bench/board.py).
         try:
-            dirty = bool(status.changes())
+            dirty = bool(git.uncommitted_changes(repo.root, untracked=False))
         except RoostError as error:
             log.info("the status of %s failed: %s", repo.root, error.text)
             dirty = False
