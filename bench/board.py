@@ -208,8 +208,8 @@ def report(figures):
                      f"{ratio:.2f} | {aim}x: {'met' if ratio <= aim else 'missed'} |")
     lines += ["", f"Medians of {LIST_RUNS} lists, {PREPARE_ROUNDS} prepares and {MERGE_ROUNDS} merges after one "
               "round each to warm up, roost's timed as the op's round trip over the socket, the floors from fork "
-              f"to exit ({figures['git']}). A merge is roost.git's land (its full status of base's checkout, "
-              "which `git merge` does not take) and the stage saved before and after it; a prepare is `git "
+              f"to exit ({figures['git']}). A merge is roost.git's land (bench/git.py has it alone against "
+              "`git merge`) and the stage saved before and after it; a prepare is `git "
               "worktree add` and the status of the main checkout (`sourceDirty`). Writing 10,000 files here "
               "costs from 0.3 s to 8 s from one minute to the next: the prepare's rounds alternate which goes "
               f"first (fastest of each: {figures['prepare']['floor']['min_ms']} ms by hand, "
