@@ -120,3 +120,26 @@ def test_the_train_lands_in_order_and_stops_at_a_failing_verify(daemon, tmp_path
     assert git(root, "rev-list", "--count", f"{before}..main") != "0"
     wait_for(lambda: any("verify failed" in text for text in notes_for(daemon, workers[ids[2]])),
              what="c's holder told")
+
+
+def test_at_most_two_verifies_run_in_a_repository_and_the_third_waits_its_turn(daemon, tmp_path):
+    go = tmp_path / "go"
+    root = project_repo(tmp_path / "repo", verify=f"while [ ! -f {go} ]; do sleep 0.05; done")
+    ids, workers = [], {}
+    for name in ("a", "b", "c"):
+        task_id = task_op(daemon, action="add", title=f"Check {name}", project=root)["task"]["id"]
+        if not ids:
+            approve(daemon, task_id)
+        workspace, workers[task_id] = prepared_and_started(daemon, task_id, name=f"w{name}")
+        commit_file(workspace["path"], f"{name}.txt", f"{name}\n")
+        ids.append(task_id)
+    for task_id in ids:
+        done(daemon, workers[task_id], task_id)
+    tasks = {task["id"]: task for task in task_op(daemon, action="list")["tasks"]}
+    assert [tasks[task_id]["workspace"]["stage"] for task_id in ids] == ["verifying"] * 3
+    assert tasks[ids[2]]["workspace"]["note"].startswith("waiting: 2 verifies run")
+    running = [job for job in daemon.call("list")["jobs"] if job["name"].startswith("verify #")]
+    assert sorted(job["name"] for job in running) == [f"verify #{ids[0]}", f"verify #{ids[1]}"]
+    go.write_text("")
+    for task_id in ids:
+        wait_stage(daemon, task_id, "review")

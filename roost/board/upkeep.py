@@ -181,15 +181,17 @@ class Upkeep:
                 prune = True
                 continue
             base = ((task or {}).get("workspace") or {}).get("baseRef") or git.checked_out_branch(repo)
+            if tree.branch is None or base is None or tree.locked:
+                continue        # a detached HEAD's commits, no base to judge by, or locked on purpose
             try:
-                if git.uncommitted_changes(tree.path) or tree.locked:
-                    continue            # work in progress, or someone locked it on purpose
-                if tree.branch and base and not git.is_merged(repo, tree.branch, base):
+                if git.uncommitted_changes(tree.path):
+                    continue            # work in progress
+                if not git.is_merged(repo, tree.branch, base):
                     continue            # commits base lacks
                 lines.append(f"remove {tree.path} (branch {tree.branch}, {whose})")
                 if not dry:
                     git.remove_worktree(repo, tree.path, base=base)
-                    if tree.branch and tree.branch.startswith("roost/t") and base:
+                    if tree.branch.startswith("roost/t"):
                         git.delete_branch(repo, tree.branch, base=base)
             except RoostError as error:
                 log.info("cleanup left %s: %s", tree.path, error.text)
@@ -217,13 +219,19 @@ class Upkeep:
         return lines
 
     def _remove_empty_directories(self):
+        """The empty directories left under roost's worktrees directory (a worktree's
+        own, a repository's): os.rmdir removes only an empty one."""
         top = places.worktrees_dir(self.workspaces.home)
-        for key, path in places.known_directories(self.workspaces.home) + [(None, None)]:
-            for directory in ([path] if path else []) + ([os.path.join(top, key)] if key else []):
-                try:
-                    os.rmdir(directory)     # only an empty one
-                except OSError:
-                    pass
+        found = [path for _key, path in places.known_directories(self.workspaces.home)]
+        try:
+            found += [os.path.join(top, key) for key in sorted(os.listdir(top))]
+        except FileNotFoundError:
+            return
+        for directory in found:
+            try:
+                os.rmdir(directory)
+            except OSError:
+                pass
 
     # -- a branch merged by hand ------------------------------------------------------------
 
