@@ -185,7 +185,7 @@ def test_callers_are_refused_per_the_spec(daemon):
     task_op(daemon, action="add", title="t")
     refused("unsupported", task_op, daemon, action="claim", id=1)         # a person does not claim
     refused("bad_request", task_op, daemon, action="fly", id=1)
-    refused("unsupported", task_op, daemon, action="prepare", id=1)       # not offered yet
+    refused("bad_request", task_op, daemon, action="prepare", id=1)       # a task for any session: no repository
     worker = session(daemon, "worker")
     with speaker(daemon, worker) as client:
         for action in ("drop", "assign", "cleanup", "merge", "approve"):

@@ -272,6 +272,7 @@ def test_spawn_makes_a_child_and_handback_routes_its_report_to_the_parent(daemon
     [report] = book(os.path.join(daemon.home, "jobs", terminal_parent))
     assert report["kind"] == "report" and report["relation"] == "child" and report["from"] == "kid"
     assert report["text"].startswith('[roost: a report from the session "kid"') and report["text"].endswith("all green")
+    # The feed is written a moment after the handback answers: wait for it there.
     wait_for(lambda: {"report", "start"} <= {event["kind"] for event in daemon.call("events", limit=1000)["events"]},
              what="the report and the starts in the feed")
 

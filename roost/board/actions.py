@@ -61,6 +61,7 @@ class BoardActions:
         self.messenger = messenger
         self.bus = bus
         self.push = push                  # fn(message): to every subscribed hub
+        self.finish_workspace = None      # fn(actor, task, result): a workspace's done (M55)
         registry.on_row_change.append(self._row_changed)
         registry.on_remove.append(self._removed)
 
@@ -102,7 +103,7 @@ class BoardActions:
         else:
             project = actor.project
         task = self.board.add(title, (detail or "")[:DETAIL] or None, after, project, actor.by)
-        self._changed(actor, task, "add")
+        self.changed(actor, task, "add")
         return task
 
     def claim(self, actor, task_id):
@@ -120,14 +121,14 @@ class BoardActions:
         owner = task.get("owner")
         if owner and owner["id"] == actor.peer.id:
             return task
-        if owner and self._holds(owner["id"]):
+        if owner and self.holds(owner["id"]):
             raise RoostError("conflict", f"task #{task_id} is held by {owner['name']} ({owner['id']})")
         if owner:
             self._release(task, "its session is gone", tell=False)
         task.update(state="claimed", owner={"id": actor.peer.id, "name": actor.peer.name}, claimedAt=now_ms(),
                     assigned=None)
         task["waiting"] = [entry for entry in task.get("waiting") or [] if entry["id"] != actor.peer.id]
-        self._changed(actor, task, "claim")
+        self.changed(actor, task, "claim")
         return task
 
     def done(self, actor, task_id, result=None):
@@ -135,12 +136,15 @@ class BoardActions:
         self._owners_or_a_person(actor, task, "done")
         if task["state"] != "claimed":
             raise bad_request(f"task #{task_id} is {task['state']}, not claimed")
+        if task.get("workspace") and self.finish_workspace is not None:
+            # M55: a task in its own worktree is done when it is merged; `done` sends it on.
+            return self.finish_workspace(actor, task, result)
         holder = task["owner"]
         task.update(state="done", doneAt=now_ms(), result=(result or "")[:RESULT] or None)
-        self._changed(actor, task, "done", f": {result}" if result else "")
+        self.changed(actor, task, "done", f": {result}" if result else "")
         if actor.person and holder:
-            self._tell(holder["id"], f"Task #{task['id']} ({task['title']}) was marked done by the {actor.kind}.")
-        self._opened_by(task)
+            self.tell(holder["id"], f"Task #{task['id']} ({task['title']}) was marked done by the {actor.kind}.")
+        self.opened_by(task)
         return task
 
     def release(self, actor, task_id):
@@ -160,10 +164,10 @@ class BoardActions:
             raise bad_request(f"task #{task_id} is dropped already")
         holder = task.get("owner")
         task.update(state="dropped", owner=None, assigned=None, doneAt=now_ms())
-        self._changed(actor, task, "drop")
+        self.changed(actor, task, "drop")
         if holder:
-            self._tell(holder["id"], f"Task #{task['id']} ({task['title']}) was taken off the board: stop work on it.")
-        self._opened_by(task)
+            self.tell(holder["id"], f"Task #{task['id']} ({task['title']}) was taken off the board: stop work on it.")
+        self.opened_by(task)
         return task
 
     def assign(self, actor, task_id, to):
@@ -187,10 +191,23 @@ class BoardActions:
         finally:
             task["assigned"].pop("pending", None)
         if outcome in ("delivered", "queued", "started"):
-            self._changed(actor, task, "assign", f": to {target.name}")
+            self.changed(actor, task, "assign", f": to {target.name}")
         else:
             task["assigned"] = None
         return task, outcome
+
+    def claim_for(self, task, session, actor=None):
+        """M55: the task claimed for a session roost started on it (`start`)."""
+        task.update(state="claimed", owner={"id": session["id"], "name": session["name"]}, claimedAt=now_ms(),
+                    assigned=None)
+        task["waiting"] = [entry for entry in task.get("waiting") or [] if entry["id"] != session["id"]]
+        self.changed(actor, task, "claim", f": to {session['name']}", session=session)
+        return task
+
+    def give_back(self, task, why, actor=None):
+        """The claim given back (a shelved task's), its holder told."""
+        if task["state"] == "claimed":
+            self._release(task, why, tell=True, actor=actor)
 
     # -- claims of sessions that end ------------------------------------------------------
 
@@ -207,7 +224,7 @@ class BoardActions:
             if task["state"] == "claimed" and owner and owner["id"] == session_id:
                 self._release(task, why, tell=False)
 
-    def _holds(self, session_id):
+    def holds(self, session_id):
         if session_id in self.directory.foreground:
             return True
         job = self.registry.get(session_id)
@@ -225,11 +242,11 @@ class BoardActions:
     def _release(self, task, why, tell, actor=None):
         holder = task.get("owner")
         task.update(state="open", owner=None, claimedAt=None)
-        self._changed(actor, task, "release", f": {why}", session=holder)
+        self.changed(actor, task, "release", f": {why}", session=holder)
         if tell and holder:
-            self._tell(holder["id"], f"Task #{task['id']} ({task['title']}) was given back to the board: {why}.")
+            self.tell(holder["id"], f"Task #{task['id']} ({task['title']}) was given back to the board: {why}.")
 
-    def _opened_by(self, finished):
+    def opened_by(self, finished):
         """The tasks that waited on `finished` and now can be claimed: their waiting
         sessions, the one each was handed to and the one that added it are told."""
         for task in self.board.tasks:
@@ -238,23 +255,26 @@ class BoardActions:
             told = {entry["id"] for entry in task.get("waiting") or []}
             told |= {(task.get("assigned") or {}).get("id"), (task.get("by") or {}).get("whoId")}
             task["waiting"] = []
-            self._changed(None, task, "open")
+            self.changed(None, task, "open")
             for session_id in told - {None}:
-                self._tell(session_id, f"Task #{task['id']} on the board can be claimed now: {task['title']}")
+                self.tell(session_id, f"Task #{task['id']} on the board can be claimed now: {task['title']}")
 
-    def _tell(self, session_id, text):
+    def tell(self, session_id, text):
+        """A note from roost to a session; how it went (`delivered`, `queued`, ...), or
+        None when it did not reach it."""
         peer = next((peer for peer in self.directory.candidates(_anyone()) if peer.id == session_id), None)
         if peer is None:
-            return
+            return None
         try:
-            self.messenger.deliver(peer, "message", envelope.from_roost(text))
+            return self.messenger.deliver(peer, "message", envelope.from_roost(text))["outcome"]
         except RoostError as error:
             log.info("the board could not tell %s: %s", session_id, error.text)
+            return None
 
     def _project_of_peer(self, peer):
         return project_of(peer.cwd)
 
-    def _changed(self, actor, task, why, suffix="", session=None):
+    def changed(self, actor, task, why, suffix="", session=None):
         """Saved, told to the feed (about `session`, else the acting session) and the
         counts pushed."""
         self.board.save()

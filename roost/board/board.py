@@ -116,6 +116,8 @@ class TaskBoard:
 
 
 def _holds_work(task):
-    """A done task whose worktree is still there keeps its place (cleanup removes it)."""
+    """A done task whose worktree is still there keeps its place (cleanup removes it),
+    and so does one with a worktree prepared for it."""
     workspace = task.get("workspace")
-    return bool(workspace and workspace.get("path") and workspace.get("stage") not in ("merged", "shelved"))
+    return bool(task.get("prepared")) or bool(workspace and workspace.get("path")
+                                               and workspace.get("stage") not in ("merged", "shelved"))

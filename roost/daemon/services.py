@@ -2,7 +2,7 @@
 Mercurial's command server builds its own); the ops reach them through `call.services`.
 
     config, keeper, feed -> bus -> jobs -> runner -> links -> replies, reaper
-    jobs -> directory -> messenger -> watches (peers) -> board, its actions
+    jobs -> directory -> messenger -> watches (peers) -> board, its actions -> workspaces
     bus -> subscribers (the jobs' row changes and removals wired to them here)
 """
 
@@ -13,6 +13,7 @@ import gevent.event
 from roost import __version__
 from roost.board.actions import BoardActions
 from roost.board.board import TaskBoard
+from roost.board.workspaces import Workspaces
 from roost.config import Config
 from roost.events.bus import EventBus
 from roost.events.feed import EventFeed
@@ -25,6 +26,7 @@ from roost.jobs.registry import JobRegistry
 from roost.jobs.replies import ReplyDesk
 from roost.jobs.runner import JobRunner
 from roost.keeper.client import KeeperClient
+from roost.ops.job_args import launch_job
 from roost.peers.directory import PeerDirectory
 from roost.peers.messages import Messenger
 from roost.peers.watches import Watches
@@ -72,6 +74,8 @@ class Services:
         self.board = TaskBoard(home)
         self.board_actions = BoardActions(self.board, self.jobs, self.directory, self.messenger, self.bus,
                                           self.subscribers.push)
+        self.workspaces = Workspaces(home, self.board, self.board_actions, self.jobs, self.config,
+                                     lambda args, extra: launch_job(self, args, extra=extra))
 
     def with_parent_open(self, row):
         """M13: a row says whether someone holds its parent session now."""
@@ -91,6 +95,10 @@ class Services:
             log.exception("adopting the jobs failed")
             self.runner.pty_error = f"cannot reach the keeper: {error}"
         self.reaper.arm_all()
+        try:
+            self.workspaces.start()     # tasks.json and the repositories' worktrees agree again
+        except Exception:
+            log.exception("setting the task board's worktrees right failed")
         self.watches.load()
         self.watches.recheck()
         running = sum(1 for job in self.jobs.all() if job.running)

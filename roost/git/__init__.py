@@ -16,10 +16,12 @@ The API, module by module (every name below is also importable from `roost.git`)
 
 - `repository`: `Repository(root, common_dir, bare)`; `repository_of(dir)` (a linked
   worktree counts as its repository); `checked_out_branch(repo)`, the main checkout's;
-  `ref_sha(repo, ref)` (None when missing), `require_sha`; `uncommitted_changes(worktree,
-  untracked=True)` as (XY, path) pairs and `is_clean(worktree)`; `is_merged(repo, branch,
-  into)`, `merged_branches(repo, into, branches)` (one run for the whole board),
-  `commits_ahead(repo, branch, of)`.
+  `ref_sha(repo, ref)` (None when missing), `require_sha`; `file_at(repo, ref, path)`,
+  a committed file's bytes; `uncommitted_changes(worktree, untracked=True)` as (XY,
+  path) pairs, `start_status` (the same, started: it runs while the caller goes on),
+  and `is_clean(worktree)`; `is_merged(repo, branch, into)`, `merged_branches(repo,
+  into, branches)` (one run for the whole board) and `merged_tips` (the same, with each
+  branch's tip), `commits_ahead(repo, branch, of)`.
 - `names`: `slug(title)`; `check_branch_name(name)` (git's rules); `task_branch(repo,
   id, title)`, a free `roost/t<id>-<slug>` that `git check-ref-format --branch` accepts.
 - `worktrees`: `Worktree(path, branch, head, main, bare, locked, prunable)`;
@@ -27,7 +29,7 @@ The API, module by module (every name below is also importable from `roost.git`)
   branch); `remove_worktree(repo, path, base=None, force=False)` (refused when dirty or,
   with base, unmerged); `list_worktrees(repo)`, `find_worktree`; `checked_out_at(repo,
   branch)`; `prune_worktrees(repo, dry=False)`; `delete_branch(repo, branch, base=None,
-  force=False)`.
+  force=False)`; `wait_until_idle(repo, timeout)`, until no git holds an index lock there.
 - `changes`: `commit_all(worktree, message)` (the new sha, None when nothing to commit);
   `sync_with_base(repo, worktree, base)` -> `SyncResult(outcome, head, base, conflicts,
   detail)`; `abort_sync(worktree)`; `diff(repo, base, branch)` -> `Diff(text, truncated,
@@ -35,6 +37,9 @@ The API, module by module (every name below is also importable from `roost.git`)
   old_path)]`; `worktree_head(worktree)`.
 - `landing`: `land(repo, branch, base, mode="ff"|"no-ff")` -> `LandResult(outcome, mode,
   old, new, checkout, repaired)`, under the repository's lock; `recover_land(repo)`.
+- `remote`: `push_branch(repo, branch, remote=None)` (the remote: `origin`, or the
+  only one); `open_pull_request(cwd, base, branch, title, body)`, GitHub's `gh pr
+  create`, whose answer is the request's address.
 - `errors`: `GitError(reason, text)`, the one exception: a RoostError whose code fits its
   `reason` (`dirty`, `unmerged`, `not_synced`, `conflict`, `no_identity`, `busy`, ...),
   with git's stderr in its text.
@@ -61,17 +66,20 @@ from roost.git.command import use_umask
 from roost.git.errors import GitError
 from roost.git.landing import LandResult, land, recover_land
 from roost.git.names import check_branch_name, slug, task_branch
-from roost.git.repository import (Repository, checked_out_branch, commits_ahead, is_clean, is_merged,
-                                  merged_branches, ref_sha, repository_of, require_sha, uncommitted_changes)
+from roost.git.remote import open_pull_request, push_branch
+from roost.git.repository import (Repository, checked_out_branch, commits_ahead, file_at, is_clean, is_merged,
+                                  merged_branches, merged_tips, ref_sha, repository_of, require_sha, start_status,
+                                  uncommitted_changes)
 from roost.git.worktrees import (Worktree, add_worktree, checked_out_at, delete_branch, find_worktree,
-                                 list_worktrees, prune_worktrees, remove_worktree)
+                                 list_worktrees, prune_worktrees, remove_worktree, wait_until_idle)
 
 __all__ = [
     "ChangedFile", "Diff", "GitError", "LandResult", "Repository", "SyncResult", "Worktree",
     "abort_sync", "add_worktree", "changed_files", "check_branch_name", "checked_out_at",
-    "checked_out_branch", "commit_all", "commits_ahead", "delete_branch", "diff", "find_worktree",
-    "is_clean", "is_merged", "land", "list_worktrees", "merged_branches", "prune_worktrees",
-    "recover_land", "ref_sha", "remove_worktree", "repository_of", "require_sha", "slug",
-    "sync_with_base", "task_branch", "uncommitted_changes", "use_threadpool", "use_umask",
+    "checked_out_branch", "commit_all", "commits_ahead", "delete_branch", "diff", "file_at", "find_worktree",
+    "is_clean", "is_merged", "land", "list_worktrees", "merged_branches", "merged_tips", "open_pull_request",
+    "prune_worktrees", "push_branch", "recover_land", "ref_sha", "remove_worktree", "repository_of",
+    "require_sha", "slug", "start_status", "sync_with_base", "task_branch", "uncommitted_changes",
+    "use_threadpool", "use_umask", "wait_until_idle",
     "worktree_head",
 ]

@@ -211,13 +211,18 @@ def is_merged(repo, branch, into):
 def merged_branches(repo, into, branches):
     """Which of `branches` (names) are merged into `into`, in one run of git: the board
     asks this of every task's branch each time it is listed."""
+    return set(merged_tips(repo, into, branches))
+
+
+def merged_tips(repo, into, branches):
+    """{name: its tip} of those of `branches` merged into `into`, in one run of git."""
     refs = [branch_ref(name) for name in branches]
     if not refs:
-        return set()
-    done = command.run(["for-each-ref", "--format=%(refname)", "--merged=" + require_sha(repo, into),
+        return {}
+    done = command.run(["for-each-ref", "--format=%(objectname) %(refname)", "--merged=" + require_sha(repo, into),
                         "--", *refs], repo.root, what="git for-each-ref --merged")
-    found = {line for line in done.text().splitlines() if line}
-    return {name for name, ref in zip(branches, refs) if ref in found}
+    found = dict(reversed(line.split(" ", 1)) for line in done.text().splitlines() if " " in line)
+    return {name: found[ref] for name, ref in zip(branches, refs) if ref in found}
 
 
 def commits_ahead(repo, branch, of):
@@ -225,3 +230,18 @@ def commits_ahead(repo, branch, of):
     done = command.run(["rev-list", "--count", require_sha(repo, branch), "^" + require_sha(repo, of)],
                        repo.root, what="git rev-list --count")
     return int(done.text().strip() or 0)
+
+
+def file_at(repo, ref, path, max_bytes=1 << 20):
+    """A file's bytes as committed at `ref` (a branch name or ref; `path` relative to the
+    top of the tree), or None when that commit has no such file. The git CLI (`git
+    cat-file`): one small read, asked once per action, where dulwich would walk the
+    trees in Python on the loop's threadpool for the same 1-2 ms."""
+    sha = require_sha(repo, ref)
+    if not isinstance(path, str) or not path or path.startswith("/") or "\0" in path or "\n" in path:
+        raise GitError("bad_request", f"not a path in a tree: {path!r}")
+    done = command.run(["cat-file", "blob", f"{sha}:{path}"], repo.root, check=False, max_output=max_bytes,
+                       what="git cat-file blob")
+    if done.returncode != 0:
+        return None
+    return done.stdout

@@ -10,6 +10,7 @@ will do.
 """
 
 import os
+import time
 from dataclasses import dataclass
 
 from roost.git import command
@@ -209,3 +210,18 @@ def delete_branch(repo, branch, base=None, force=False):
             raise GitError("moved", f"branch {short_branch(ref)} moved while it was being deleted",
                            done.argv, done.returncode, done.stderr)
         raise GitError("failed", "git update-ref -d failed", done.argv, done.returncode, done.stderr)
+
+
+def wait_until_idle(repo, timeout=10.0, poll=0.05):
+    """Wait (cooperatively, polling) until no git holds an index lock in any worktree
+    of the repository: a git started by a process that was killed runs on in a session
+    of its own, and what it leaves is only judged once it is done. True when idle,
+    False when a lock was still there at the deadline (a stale one, left by a crash)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        held = [admin for admin, _path, _main in _admin_dirs(repo) if os.path.exists(os.path.join(admin, "index.lock"))]
+        if not held:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(poll)

@@ -30,6 +30,8 @@ def _task_id(call):
 
 def _list(call, actor):
     project = call.args.get("project")
+    # M59: a branch merged by hand is marked merged when the board is listed.
+    call.services.workspaces.upkeep.notice_merged()
     return {"tasks": call.services.board_actions.visible(actor, project if actor.person else None)}
 
 

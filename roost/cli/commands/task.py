@@ -1,5 +1,7 @@
 """The shared task board: tasks any session may claim and finish, with dependencies
-(--after) and projects (the git repository a task is for). Inside a job, claim, done,
+(--after) and projects (the git repository a task is for); and a task's own worktree:
+prepare it, start a session in it, review its diff, comment, send it back, merge it
+(alone, or several in a train), or push it as a pull request. Inside a job, claim, done,
 release, add and list act for that job (an agent's shell tool); elsewhere they are
 yours, as every other action is.
 
@@ -11,75 +13,185 @@ Usage:
   roost task release <id> [--json]
   roost task drop <id> [--json]
   roost task assign <id> <to> [--json]
+  roost task prepare <id> [--json]
+  roost task start <id> [--profile=PROFILE] [--name=NAME] [--cwd=DIR] [--json] [--] [<command>...]
+  roost task diff <id> [--json]
+  roost task comment <id> <file> <line> <text>... [--json]
+  roost task uncomment <id> <index> [--json]
+  roost task back <id> [--note=TEXT] [--json]
+  roost task commit <id> [--message=TEXT] [--json]
+  roost task merge <id> [--no-ff] [--json]
+  roost task merge --train <ids>... [--no-ff] [--json]
+  roost task abort <id> [--json]
+  roost task approve <id> [--dry] [--json]
+  roost task verify <id> [--json]
+  roost task pass <id> [--json]
+  roost task shelve <id> [--json]
+  roost task pr <id> [--dry] [--json]
+  roost task cleanup [--dry] [--json]
   roost task --help
 
 Options:
-  --project=DIR  a directory in the project's git repository (list: only its tasks;
-                 add: the task is for it; default: for any session)
-  --detail=TEXT  what the task is, at length
-  --after=ID     a task this one waits on (again for more)
-  --result=TEXT  what came of it
-  --json         print the op's result as JSON
+  --project=DIR      a directory in the project's git repository (list: only its tasks;
+                     add: the task is for it; default: for any session)
+  --detail=TEXT      what the task is, at length
+  --after=ID         a task this one waits on (again for more)
+  --result=TEXT      what came of it
+  --profile=PROFILE  start: an agent profile of roost.json (the words are its task;
+                     after `--` they are a command instead)
+  --name=NAME        start: the session's name
+  --cwd=DIR          start: where in the worktree it runs (relative to its top)
+  --note=TEXT        back: what to do next (sent with the review comments)
+  --message=TEXT     commit: the commit message
+  --no-ff            merge: always a merge commit on base
+  --train            merge: land these tasks one at a time, each synced and verified
+                     again on the base the ones before left; the first that conflicts
+                     or fails stops the train and goes back to its holder
+  --dry              approve, pr: show what would run; cleanup: list, remove nothing
+  --json             print the op's result as JSON
+
+prepare makes the worktree (roost's own directory, branch roost/t<id>-...) and holds it
+five minutes; start prepares it when needed and starts the session there. approve and pr
+show what they will do, then do exactly that (pinned to the commands' hash, to the
+branch's tip).
 """
 
 import os
 
+from roost.cli import board_text
 from roost.cli.context import ExitStatus
 
 # The actions a job's process takes for its job; the others are a person's.
 AS_JOB = ("list", "add", "claim", "done", "release")
-ACTIONS = ("list", "add", "claim", "done", "release", "drop", "assign")
+ACTIONS = ("list", "add", "claim", "done", "release", "drop", "assign", "prepare", "start", "diff", "comment",
+           "uncomment", "back", "commit", "merge", "abort", "approve", "verify", "pass", "shelve", "pr", "cleanup")
 
 
-def table(tasks):
-    if not tasks:
-        return "the board is empty"
-    lines = [f"  {'ID':>4}  {'STATE':<8}  {'HOLDER':<20}  TITLE"]
-    for task in tasks:
-        holder = (task.get("owner") or {}).get("name") or ""
-        state = (task.get("workspace") or {}).get("stage") or task["state"]
-        after = f"  (after {', '.join('#' + str(other) for other in task['after'])})" if task.get("after") else ""
-        lines.append(f"  {'#' + str(task['id']):>4}  {state:<8}  {holder[:20]:<20}  {task['title']}{after}")
-    return "\n".join(lines)
+def adjust_argv(argv):
+    """`roost task start 4 sh -c "..."`: start's options end at the command's first word."""
+    if argv[:1] != ["start"] or "--" in argv:
+        return argv
+    index = 2
+    while index < len(argv):
+        word = argv[index]
+        if word.startswith("--profile"):
+            return argv
+        if not word.startswith("-") or word == "-":
+            return argv[:index] + ["--"] + argv[index:]
+        index += 2 if word in ("--name", "--cwd") else 1
+    return argv
+
+
+def _task_id(word):
+    word = (word or "").lstrip("#")
+    return int(word) if word.isdigit() else None
 
 
 def args_of(action, opts):
     args = {"action": action}
     if opts["<id>"] is not None:
-        args["id"] = opts["<id>"]
-    if action == "list" and opts["--project"]:
+        args["id"] = _task_id(opts["<id>"]) or opts["<id>"]
+    if action in ("list", "add") and opts["--project"]:
         args["project"] = os.path.abspath(opts["--project"])
     if action == "add":
         args["title"] = " ".join(opts["<title>"])
         if opts["--detail"]:
             args["detail"] = opts["--detail"]
         if opts["--after"]:
-            args["after"] = [int(word.lstrip("#")) for word in opts["--after"] if word.lstrip("#").isdigit()]
-        if opts["--project"]:
-            args["project"] = os.path.abspath(opts["--project"])
+            args["after"] = [_task_id(word) for word in opts["--after"] if _task_id(word)]
     if action == "done" and opts["--result"]:
         args["result"] = opts["--result"]
     if action == "assign":
         args["to"] = opts["<to>"]
+    if action == "comment":
+        args["comment"] = {"file": opts["<file>"], "line": int(opts["<line>"]) if opts["<line>"].isdigit() else -1,
+                           "text": " ".join(opts["<text>"])}
+    if action == "uncomment":
+        args["index"] = int(opts["<index>"]) if opts["<index>"].isdigit() else -1
+    if action == "back" and opts["--note"]:
+        args["note"] = opts["--note"]
+    if action == "commit" and opts["--message"]:
+        args["message"] = opts["--message"]
+    if action == "merge":
+        args["mode"] = "no-ff" if opts["--no-ff"] else "ff"
+        if opts["--train"]:
+            args["train"] = [_task_id(word) for word in opts["<ids>"]]
+    if action in ("approve", "pr", "cleanup") and opts["--dry"]:
+        args["dry"] = True
     return args
+
+
+def _usage_problem(action, opts, args):
+    if action == "add" and opts["--after"] and len(args.get("after", [])) != len(opts["--after"]):
+        return "--after takes a task's number"
+    if action == "merge" and opts["--train"] and None in args["train"]:
+        return "--train takes tasks' numbers"
+    if action == "comment" and args["comment"]["line"] < 0:
+        return "a comment's line is a number"
+    if action == "uncomment" and args["index"] < 0:
+        return "uncomment takes the comment's number (from 0, as `roost task list --json` shows them)"
+    return None
 
 
 def main(opts, ctx):
     action = next(name for name in ACTIONS if opts[name])
     args = args_of(action, opts)
-    if action == "add" and opts["--after"] and len(args.get("after", [])) != len(opts["--after"]):
-        ctx.stderr.write("roost task add: --after takes a task's number\n")
+    problem = _usage_problem(action, opts, args)
+    if problem:
+        ctx.stderr.write(f"roost task {action}: {problem}\n")
         return ExitStatus.USAGE
+    if action == "start":
+        return _start(opts, ctx, args)
+    if action in ("approve", "pr") and not opts["--dry"]:
+        return _shown_then_done(opts, ctx, args)
     if action in AS_JOB and ctx.job_identity() is not None:
         result = ctx.call_as_job("task", args)
     else:
         result = ctx.call("task", args)
     if action == "list":
-        text = table(result["tasks"])
+        text = board_text.table(result["tasks"])
+    elif action == "diff":
+        text = board_text.diff(result)
+    elif action == "cleanup":
+        text = result.get("note") or ""
     else:
-        task = result.get("task") or {}
-        text = f"#{task.get('id')} {task.get('title')}: {task.get('state')}"
-        if result.get("sent"):
-            text += f" (the hand-over: {result['sent']})"
+        text = board_text.one(result)
+    ctx.show(opts, result, text)
+    return ExitStatus.OK
+
+
+def _shown_then_done(opts, ctx, args):
+    """approve and pr: what the dry run shows is what is done (its hash pins it)."""
+    shown = ctx.call("task", dict(args, dry=True))
+    if not opts["--json"]:
+        ctx.say(shown.get("note") or "")
+    result = ctx.call("task", dict(args, hash=shown["hash"]))
+    ctx.show(opts, result, board_text.one(result))
+    return ExitStatus.OK
+
+
+def _start(opts, ctx, args):
+    """Prepare the worktree when it is not held yet, then start the session in it."""
+    from roost.cli.commands.run import dispatch_args
+
+    listed = ctx.call("task", {"action": "list"})["tasks"]
+    task = next((task for task in listed if task["id"] == args.get("id")), None)
+    held = (task or {}).get("prepared")
+    if held and os.path.isdir(held.get("path") or ""):
+        top = held["path"]
+    else:
+        top = ctx.call("task", {"action": "prepare", "id": args["id"]})["workspace"]["path"]
+    cwd = os.path.normpath(os.path.join(top, opts["--cwd"] or "."))
+    launch = dispatch_args({"<command>": opts["<command>"], "--cwd": cwd, "--name": opts["--name"],
+                            "--profile": opts["--profile"], "--": opts["--"]}, ctx, "task start")
+    if launch is None:
+        return ExitStatus.USAGE
+    if not launch["command"] and not launch.get("profile"):
+        ctx.stderr.write("roost task start: give a command (after --) or a --profile\n")
+        return ExitStatus.USAGE
+    result = ctx.call("task", dict(args, launch=launch))
+    text = board_text.one(result)
+    if not result.get("job"):
+        text += "\nthe repository's setup runs first; the session follows"
     ctx.show(opts, result, text)
     return ExitStatus.OK

@@ -1,0 +1,196 @@
+"""A task's own worktree and what is done in it (M54-M60, M65): the parts that make it
+(preparing), check it (verifying), review it, merge it (merging, with the merge train),
+send it out (exits) and keep the lot tidy (upkeep), and the actions of its own here: the
+holder's `done`, `commit`, `abort`, `shelve` and the review `diff`.
+
+Every git operation goes through roost.git. Each task's workspace is changed by one
+greenlet at a time (`lock(task_id)`); its stage only through roost.board.stages. What
+is long (a verify, a setup) runs as a roost job, never on the loop.
+"""
+
+import collections
+import contextlib
+import logging
+import os
+
+import gevent.lock
+
+from roost import git
+from roost.board import places
+from roost.board.exits import Exits
+from roost.board.merging import Merges
+from roost.board.preparing import Preparations
+from roost.board.review import Reviews
+from roost.board.stages import Stages
+from roost.board.upkeep import Upkeep
+from roost.board.verifying import Checks
+from roost.errors import RoostError, bad_request
+
+log = logging.getLogger(__name__)
+
+
+class Workspaces:
+    """The workspaces of the board's tasks. `launch(args, extra)` starts a job from a
+    DispatchArgs (the daemon's launch_job) and returns {id, name}."""
+
+    def __init__(self, home, board, actions, registry, config, launch):
+        self.home = home
+        self.board = board
+        self.actions = actions
+        self.registry = registry
+        self.config = config
+        self.launch = launch
+        self.stages = Stages(board, actions)
+        self._locks = collections.defaultdict(gevent.lock.RLock)
+        self.checks = Checks(self)
+        self.preparations = Preparations(self)
+        self.reviews = Reviews(self)
+        self.merges = Merges(self)
+        self.exits = Exits(self)
+        self.upkeep = Upkeep(self)
+        actions.finish_workspace = self.finish
+
+    def start(self):
+        """At the daemon's start: tasks.json and each repository's worktrees agree again
+        (what a daemon killed half-way left is finished or undone), holds re-armed,
+        verify and setup jobs followed again."""
+        self.upkeep.reconcile()
+
+    # -- what the parts share -----------------------------------------------------------
+
+    @contextlib.contextmanager
+    def lock(self, task_id):
+        with self._locks[task_id]:
+            yield
+
+    def repository(self, task):
+        """The task's repository (its project), or bad_request."""
+        if not task.get("project"):
+            raise bad_request(f"task #{task['id']} is for any session: it has no repository to work in "
+                              "(add it with a project)")
+        repo = git.repository_of(task["project"])
+        if repo is None:
+            raise bad_request(f"task #{task['id']}'s project {task['project']} is no git repository any more")
+        if repo.bare:
+            raise bad_request(f"{repo.root} is a bare repository: it has no checked-out branch to start from")
+        return repo
+
+    def workspace(self, task, *stages):
+        """The task's workspace, refused when it has none or (with `stages`) is not in one
+        of them."""
+        workspace = task.get("workspace")
+        if not workspace or not workspace.get("stage"):
+            raise bad_request(f"task #{task['id']} has no workspace: prepare and start it first")
+        if stages and workspace["stage"] not in stages:
+            raise bad_request(f"task #{task['id']} is {workspace['stage']}, not {' or '.join(stages)}")
+        return workspace
+
+    def present(self, task):
+        """The workspace, refused unless its worktree is there."""
+        workspace = self.workspace(task)
+        if workspace["stage"] in ("shelved", "merged") or not os.path.isdir(workspace.get("path") or ""):
+            raise bad_request(f"task #{task['id']} is {workspace['stage']}: its worktree is not there")
+        return workspace
+
+    def holder(self, task):
+        """{id, name} of the live session that holds the task, or None."""
+        owner = task.get("owner")
+        if task["state"] == "claimed" and owner and self.actions.holds(owner["id"]):
+            return owner
+        return None
+
+    def tell_holder(self, task, text):
+        """A note to the task's live holder: how it went, or None (no live holder)."""
+        holder = self.holder(task)
+        return self.actions.tell(holder["id"], text) if holder else None
+
+    def setting(self, name, default):
+        value = self.config.get(name)
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else default
+
+    # -- the holder's done, commit, abort, shelve, diff ------------------------------------
+
+    def finish(self, actor, task, result=None):
+        """M55: the holder's `done` (or a person's for it) needs a clean worktree; it
+        sends the task to verify (an approved command) or straight to review."""
+        with self.lock(task["id"]):
+            workspace = self.workspace(task, "working", "conflict", "failed")
+            self.present(task)
+            changes = git.uncommitted_changes(workspace["path"])
+            if changes:
+                shown = ", ".join(path for _status, path in changes[:5]) + (" ..." if len(changes) > 5 else "")
+                raise bad_request(f"task #{task['id']}'s worktree has uncommitted changes ({shown}): commit "
+                                  f"them first (`git commit`, or `roost task commit {task['id']}`)")
+            if git.worktree_head(workspace["path"])[2]:
+                raise bad_request(f"task #{task['id']}'s worktree is in the middle of a merge: conclude it first")
+            task["result"] = (result or "")[:2000] or task.get("result")
+            plan = self.checks.verify_plan(task)
+            if plan.ready:
+                self.stages.move(task, "verifying", note=None, actor=actor)
+                self.checks.run_verify(task, plan)
+            else:
+                self.stages.move(task, "review", note=plan.why or None, actor=actor)
+        holder = task.get("owner")
+        if actor.person and holder:
+            self.actions.tell(holder["id"], f"Task #{task['id']} ({task['title']}) was sent to "
+                                            f"{task['workspace']['stage']} by the {actor.kind}.")
+        return task
+
+    def commit(self, actor, task_id, message=None):
+        """M55: commit what the worktree holds; a sync whose conflicts were resolved by
+        hand is concluded by it, and the task goes back to review."""
+        task = self.actions.task(actor, task_id)
+        with self.lock(task_id):
+            workspace = self.present(task)
+            if workspace["stage"] in ("verifying", "merging"):
+                raise RoostError("busy", f"task #{task_id} is {workspace['stage']}: commit when that is over")
+            was_merging = git.worktree_head(workspace["path"])[2]
+            sha = git.commit_all(workspace["path"], message or f"#{task['id']} {task['title']}")
+            if sha is None:
+                return task, "nothing to commit"
+            note = f"committed {sha[:12]}"
+            if was_merging and workspace["stage"] == "conflict":
+                self.stages.move(task, "review", note="the sync's conflicts were resolved", actor=actor)
+                note += ": the sync's conflicts are resolved"
+            else:
+                self.board.save()
+            return task, note
+
+    def abort(self, actor, task_id):
+        """M55: give up a conflicted sync; the worktree is as it was before it."""
+        task = self.actions.task(actor, task_id)
+        with self.lock(task_id):
+            workspace = self.workspace(task, "conflict")
+            aborted = git.abort_sync(workspace["path"]) if os.path.isdir(workspace.get("path") or "") else False
+            note = "the sync was given up" if aborted else "no sync was in progress"
+            self.stages.move(task, "review", note=note, actor=actor)
+        self.tell_holder(task, f"Task #{task['id']} ({task['title']}): the merge's conflicting sync was given "
+                               "up; your branch is as it was before it.")
+        return task, note
+
+    def shelve(self, actor, task_id):
+        """M59: remove a clean worktree, keep the branch; the claim is given back."""
+        task = self.actions.task(actor, task_id)
+        with self.lock(task_id):
+            workspace = self.workspace(task, "working", "review", "failed", "conflict")
+            repo = self.repository(task)
+            if os.path.isdir(workspace["path"]) or git.find_worktree(repo, workspace["path"]):
+                git.remove_worktree(repo, workspace["path"])     # refused (dirty) when work would be lost
+            self.preparations.forget_hold(task)
+            self.actions.give_back(task, "shelved", actor=actor)
+            self.stages.move(task, "shelved", note=f"branch {workspace['branch']} kept", actor=actor)
+        return task, f"the worktree was removed; branch {workspace['branch']} is kept"
+
+    def diff(self, actor, task_id):
+        """The branch against base, as a person reviews it."""
+        task = self.actions.task(actor, task_id)
+        workspace = self.workspace(task)
+        repo = self.repository(task)
+        if git.ref_sha(repo, workspace["branch"]) is None:
+            raise bad_request(f"task #{task_id}'s branch {workspace['branch']} is gone")
+        found = git.diff(repo, workspace["baseRef"], workspace["branch"])
+        return task, {"text": found.text, "truncated": found.truncated, "base": found.base, "tip": found.tip,
+                      "branch": workspace["branch"], "baseRef": workspace["baseRef"]}
+
+    def under_roost(self, path):
+        return places.is_ours(self.home, path)
