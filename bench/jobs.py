@@ -23,7 +23,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from roost import keeper as keeper_module  # noqa: E402
+from roost.keeper.spawn import spawn_on_pty  # noqa: E402
 from roost.client.connection import Client  # noqa: E402
 from benchkit import wait  # noqa: E402
 
@@ -166,7 +166,7 @@ def spawn_to_output(daemon):
     keeper_only = []
     for _ in range(SPAWNS):
         started = time.perf_counter()
-        pid, master = keeper_module.spawn_on_pty(["cat", sample], dict(os.environ), "/tmp", 0o022, 40, 120)
+        pid, master = spawn_on_pty(["cat", sample], dict(os.environ), "/tmp", 0o022, 40, 120)
         os.read(master, 100)
         keeper_only.append((time.perf_counter() - started) * 1000)
         os.waitpid(pid, 0)
