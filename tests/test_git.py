@@ -104,7 +104,7 @@ def test_a_real_conflict_stops_the_sync_and_abort_gives_it_up(repo, tmp_path):
     assert read(os.path.join(repo.root, "src/app.txt")) == "one\nboth\nthree\n"
 
 
-def test_dirty_worktrees_are_refused_where_work_would_be_lost_or_mixed(repo, tmp_path):
+def test_dirty_worktrees_are_refused_where_work_would_be_lost_and_other_edits_stay(repo, tmp_path):
     task = new_task(repo, tmp_path)
     commit_file(task.path, "done.txt", "done\n")
     commit_file(repo.root, "README", "moved on\n")
@@ -117,22 +117,37 @@ def test_dirty_worktrees_are_refused_where_work_would_be_lost_or_mixed(repo, tmp
     os.unlink(os.path.join(task.path, "scratch.txt"))
     assert roost_git.sync_with_base(repo, task.path, "main").outcome == "merged"
 
-    # the main checkout, where base is checked out, must be clean to take a land
+    # the main checkout, where base is checked out: a file the land changes must be as
+    # committed there, or nothing moves and nothing is lost
+    commit_file(task.path, "src/app.txt", "changed by the task\n")
     before = sha(repo.root, "main")
-    write(os.path.join(repo.root, "README"), "edited by hand, not committed\n")
+    write(os.path.join(repo.root, "src/app.txt"), "edited by hand, not committed\n")
     with pytest.raises(GitError) as error:
         roost_git.land(repo, task.branch, "main")
-    assert error.value.reason == "dirty" and error.value.code == "bad_request"
-    assert sha(repo.root, "main") == before and read(os.path.join(repo.root, "README")) == "edited by hand, not committed\n"
+    assert error.value.reason == "dirty" and error.value.code == "bad_request" and "src/app.txt" in str(error.value)
+    assert sha(repo.root, "main") == before
+    assert read(os.path.join(repo.root, "src/app.txt")) == "edited by hand, not committed\n"
 
     # an untracked file where the land would write one: nothing moves, nothing is lost
-    git(repo.root, "checkout", "--quiet", "--", "README")
+    git(repo.root, "checkout", "--quiet", "--", "src/app.txt")
     write(os.path.join(repo.root, "done.txt"), "mine\n")
     with pytest.raises(GitError) as error:
         roost_git.land(repo, task.branch, "main")
     assert error.value.reason == "dirty" and "done.txt" in str(error.value)
     assert sha(repo.root, "main") == before and read(os.path.join(repo.root, "done.txt")) == "mine\n"
     assert git(repo.root, "status", "--porcelain", "--untracked-files=no") == ""
+
+    # a file touched but not changed is no refusal; a person's edit to a file the land
+    # does not change stays as it is, as with `git merge`
+    os.unlink(os.path.join(repo.root, "done.txt"))
+    os.utime(os.path.join(repo.root, "src/app.txt"), (1, 1))
+    write(os.path.join(repo.root, "README"), "edited by hand, kept\n")
+    landed = roost_git.land(repo, task.branch, "main")
+    assert landed.outcome == "landed" and sha(repo.root, "main") == sha(task.path, "HEAD")
+    assert read(os.path.join(repo.root, "README")) == "edited by hand, kept\n"
+    assert read(os.path.join(repo.root, "src/app.txt")) == "changed by the task\n"
+    assert read(os.path.join(repo.root, "done.txt")) == "done\n"
+    assert git(repo.root, "status", "--porcelain", "--untracked-files=no") == "M README"
 
 
 def test_a_land_of_a_branch_that_lacks_base_is_refused(repo, tmp_path):
