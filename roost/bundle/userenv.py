@@ -52,6 +52,16 @@ def user_environ(env=None):
     return env
 
 
+def is_text(value):
+    """Whether a name or value can go on the wire: os.environ keeps bytes that are not
+    UTF-8 as lone surrogates, which no JSON answer could carry."""
+    try:
+        value.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
 def detached_environ(env=None):
     """The environment for roost re-launched as a process that outlives its starter.
 

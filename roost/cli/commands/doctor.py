@@ -40,17 +40,9 @@ def table(checks):
 
 
 def main(opts, ctx):
-    from roost.bundle.userenv import user_environ
+    from roost.bundle.userenv import is_text, user_environ
 
-    environ = {name: value for name, value in user_environ(ctx.env).items() if _is_text(name) and _is_text(value)}
+    environ = {name: value for name, value in user_environ(ctx.env).items() if is_text(name) and is_text(value)}
     cwd = os.path.abspath(ctx.env.get("PWD") or os.getcwd())
     result = ctx.call("doctor", {"env": environ, "cwd": cwd})
     ctx.show(opts, result, table(result["profiles"]))
-
-
-def _is_text(value):
-    try:
-        value.encode("utf-8")
-        return True
-    except UnicodeEncodeError:
-        return False

@@ -50,7 +50,7 @@ def main(opts, ctx):
 def dispatch_args(opts, ctx, command):
     """The DispatchArgs of `roost run` (and `roost spawn`); None, said why, when the
     options cannot make one."""
-    from roost.bundle.userenv import user_environ
+    from roost.bundle.userenv import is_text, user_environ
 
     words = list(opts["<command>"] or [])
     cwd = os.path.abspath(opts["--cwd"] or ctx.env.get("PWD") or os.getcwd())
@@ -60,7 +60,7 @@ def dispatch_args(opts, ctx, command):
     environ = user_environ(ctx.env)
     for name in _THE_TERMINALS_OWN:
         environ.pop(name, None)
-    for name in [name for name, value in environ.items() if not _is_text(name) or not _is_text(value)]:
+    for name in [name for name, value in environ.items() if not is_text(name) or not is_text(value)]:
         # Bytes that are not UTF-8 (os.environ keeps them as lone surrogates) cannot go
         # over the wire; the job gets the rest of the environment.
         ctx.stderr.write(f"roost {command}: {ascii(name)} is left out of the job's environment: "
@@ -81,11 +81,3 @@ def dispatch_args(opts, ctx, command):
     if size.columns >= 2 and size.lines >= 2:
         args["rows"], args["cols"] = size.lines, size.columns
     return args
-
-
-def _is_text(value):
-    try:
-        value.encode("utf-8")
-        return True
-    except UnicodeEncodeError:
-        return False
