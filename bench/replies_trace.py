@@ -28,10 +28,13 @@ def serve_traced(out_path):
     """The daemon, with its delivery path's steps timed; the times go to out_path when
     it stops."""
     sys.path.insert(0, ROOT)
-    from roost import patching
+    from roost.daemon import patching
 
     patching.patch()
-    from roost import agent_links, daemon, job_replies, store
+    from roost import store
+    from roost.daemon import main, services
+    from roost.jobs import agent_links
+    from roost.jobs.replies import ReplyDesk
 
     trace = []
 
@@ -51,18 +54,18 @@ def serve_traced(out_path):
         pending = args[1].get("pending") or [{}]
         return os.path.basename(args[0]) + ":" + str(pending[-1].get("text"))
 
-    clocked(job_replies, "reply", "op", lambda args: args[2])
+    clocked(ReplyDesk, "reply", "op", lambda args: args[2])
     clocked(store, "write_json", "write", book_text)
     clocked(agent_links.AgentLinks, "_send", "send", lambda args: args[3]["text"])
-    stop = daemon.Daemon.stop
+    stop = services.Services.stop
 
     def stop_and_dump(self, *args, **kwargs):
         with open(out_path, "w") as handle:
             json.dump(trace, handle)
         return stop(self, *args, **kwargs)
 
-    daemon.Daemon.stop = stop_and_dump
-    return daemon.main(["--foreground"])
+    services.Services.stop = stop_and_dump
+    return main.main(["--foreground"])
 
 
 def breakdown(trace, timeline):
