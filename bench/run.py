@@ -58,9 +58,18 @@ def load_stored():
         return {}
 
 
+# What the benches write themselves is no change to the code they measured.
+OWN_OUTPUT = ("bench/RESULTS.md", "bench/results.json")
+
+
 def commit():
-    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+    """The commit measured, and whether its code was changed in the checkout."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                           text=True, cwd=HERE).stdout.strip()
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                            text=True, cwd=HERE).stdout.splitlines()
+    changed = [line for line in status if line[3:] not in OWN_OUTPUT]
+    return f"{head} with uncommitted changes" if changed else head
 
 
 def store(stored, name, figures, seconds):
