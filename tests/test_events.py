@@ -9,7 +9,7 @@ import subprocess
 import threading
 import time
 
-from conftest import PYTHON, wait_for
+from conftest import PYTHON, DaemonProcess, wait_for
 from jobkit import dispatch, job_record, wait_row, wait_state
 
 
@@ -42,6 +42,53 @@ def test_a_jobs_life_is_in_the_feed_once_each_in_order(daemon):
     after = feed(daemon, after=seqs[1], limit=2)
     assert after["events"] == events[2:4] and after["cursor"] == seqs[3]
     assert feed(daemon, after=seqs[-1]) == {"events": [], "cursor": seqs[-1]}
+
+
+# The daemon, with each write of a job's record taking 0.3 s (a busy disk); patched after
+# gevent's patching, as ever.
+SLOW_RECORDS = """
+import sys, time
+from roost.daemon import patching
+original = patching.patch
+def patch():
+    original()
+    from roost import store
+    write = store.write_json
+    def slow(path, *args, **kwargs):
+        if path.endswith("job.json"):
+            time.sleep(0.3)
+        return write(path, *args, **kwargs)
+    store.write_json = slow
+patching.patch = patch
+from roost.daemon.main import main
+sys.exit(main([]))
+"""
+
+
+class SlowRecordsDaemon(DaemonProcess):
+    def start(self, wait=True):
+        self.log = open(os.path.join(os.path.dirname(self.home), f"daemon-{time.monotonic_ns()}.err"), "wb")
+        self.process = subprocess.Popen([PYTHON, "-c", SLOW_RECORDS], env=self.env, stdout=self.log,
+                                        stderr=subprocess.STDOUT, start_new_session=True)
+        if wait:
+            wait_for(self.answers, timeout=15, what="the daemon to answer")
+        return self
+
+
+def test_what_happens_while_a_row_is_written_comes_after_it_in_the_feed(home):
+    daemon = SlowRecordsDaemon(home).start()
+    try:
+        job_id = dispatch(daemon, ["sh", "-c", 'read -p "Name? " name; echo "hi $name"'], name="greeter")
+        wait_row(daemon, job_id, lambda row: row["status"] == "waiting", what="the prompt")
+        daemon.call("reply", id=job_id, text="Ada")       # at once: its row is still being written
+        wait_state(daemon, job_id, "done", timeout=30)
+        events = wait_for(lambda: (lambda found: found if ("state", "done: hi Ada") in found else None)(
+            [(event["kind"], event["text"]) for event in feed(daemon, id=job_id)["events"]]), what="its end")
+        told = [entry for entry in events if entry[1] != "working"]
+        assert told == [("start", "started: sh in /tmp"), ("state", "waits for its first task"),
+                        ("reply", "reply: Ada"), ("state", "done: hi Ada")]
+    finally:
+        daemon.stop()
 
 
 def test_the_cursor_resumes_exactly_after_restarts_no_seq_reused_or_skipped(daemon):

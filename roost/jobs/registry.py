@@ -135,13 +135,15 @@ class JobRegistry:
         after = job.row()
         if after == before and state is None and not _hidden_change(fields):
             return after
-        if lasting:
-            self.persist(job)
-        self._emit(after, before)
+        # The feed hears of it before the record is written: whatever happens during the
+        # write (a reply typed on the row just seen) comes after it in the feed too.
         news = state_news(before, after)
         if news is not None:
             self.bus.publish("state", news, job.id, job.name, state=after["state"], status=after["status"],
                              waitingFor=after["waitingFor"], ended=not job.run.active)
+        if lasting:
+            self.persist(job)
+        self._emit(after, before)
         return after
 
     def move(self, job, phase, reaping=False, **fields):

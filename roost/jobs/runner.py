@@ -59,6 +59,8 @@ class JobRunner:
             job.run.pid = pid
             # The terminal reads from now on: its first output need not wait for the disk.
             self.attach_terminal(job, master)
+            # In the feed before anything the run does while its start is written.
+            self._publish_start(job, argv, first)
             self.registry.move(job, "running", state="working", pid=pid, startedAt=started_at,
                                endedAt=None, status="busy", waitingFor=None, question=None,
                                choices=[], error=None, reaped=False, lastArgv=argv, unreadSince=None)
@@ -67,7 +69,6 @@ class JobRunner:
                 self.registry.move(job, "ended")
             raise
         log.info("job %s started: pid %d, %s", job.id, pid, argv[0])
-        self._publish_start(job, argv, first)
         early, job.run.early_exit = job.run.early_exit, None
         if early is not None:
             self.ends.exited(early)   # it ended before its start was recorded
