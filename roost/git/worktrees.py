@@ -7,9 +7,15 @@ with its index; dulwich would do it file by file in Python. Listing is git's too
 worktree is prunable is git's own judgement (dulwich skips an entry whose gitdir file is
 gone, which git calls prunable), and cleanup must agree with what `git worktree prune`
 will do.
+
+Adding, removing and pruning worktrees of one repository take turns (`_admin_lock`):
+git removes `.git/worktrees` once its last entry goes, and a `worktree add` at that
+moment fails with "could not create directory of '.git/worktrees/...'" (seen when a
+merged task's worktree went while the next task's was being made).
 """
 
 import os
+import threading
 import time
 from dataclasses import dataclass
 
@@ -127,6 +133,17 @@ def _busy_with(admin):
     return None
 
 
+_admin_locks = {}      # a repository's common dir -> its lock, made on first use (after
+                       # the daemon's patching, so a waiting greenlet does not hold the loop)
+
+
+def _admin_lock(repo):
+    lock = _admin_locks.get(repo.common_dir)
+    if lock is None:
+        lock = _admin_locks.setdefault(repo.common_dir, threading.Lock())
+    return lock
+
+
 def add_worktree(repo, path, branch, base=None, timeout=command.WORK_S):
     """A new worktree at `path` (absent or an empty directory) with `branch` checked out.
 
@@ -149,7 +166,8 @@ def add_worktree(repo, path, branch, base=None, timeout=command.WORK_S):
         if holder is not None:
             raise GitError("checked_out", f"branch {short_branch(ref)} is checked out at {holder}")
         args = ["worktree", "add", "--quiet", "--", path, short_branch(ref)]
-    command.run(args, repo.root, timeout=timeout, what="git worktree add")
+    with _admin_lock(repo):
+        command.run(args, repo.root, timeout=timeout, what="git worktree add")
     return Worktree(path=os.path.realpath(path), branch=short_branch(ref), head=start)
 
 
@@ -173,7 +191,8 @@ def remove_worktree(repo, path, base=None, force=False, timeout=command.WORK_S):
         if base is not None and worktree.branch is not None:
             _refuse_unmerged(repo, worktree.branch, base)
     args = ["worktree", "remove", *(["--force"] if force else []), "--", worktree.path]
-    command.run(args, repo.root, timeout=timeout, what="git worktree remove")
+    with _admin_lock(repo):
+        command.run(args, repo.root, timeout=timeout, what="git worktree remove")
 
 
 def _refuse_unmerged(repo, branch, base):
@@ -188,7 +207,8 @@ def prune_worktrees(repo, dry=False):
     """The worktrees git would prune (their directory is gone), pruned unless `dry`."""
     prunable = [worktree for worktree in list_worktrees(repo) if worktree.prunable]
     if prunable and not dry:
-        command.run(["worktree", "prune"], repo.root, what="git worktree prune")
+        with _admin_lock(repo):
+            command.run(["worktree", "prune"], repo.root, what="git worktree prune")
     return prunable
 
 
