@@ -66,6 +66,14 @@ def notes_for(daemon, job_id):
     return [item["text"] for item in book(os.path.join(daemon.home, "jobs", job_id)) if item.get("kind") == "message"]
 
 
+def was_told(daemon, job_id, words):
+    """Whether a message holding `words` reached the job: waiting in its reply book, or
+    already typed (a `sleep` holder's quiet screen is taken as waiting, by the settle
+    rule, and what is typed there is echoed on its screen)."""
+    return (any(words in text for text in notes_for(daemon, job_id))
+            or words in daemon.call("peek", id=job_id)["text"])
+
+
 def worktree_paths(root):
     from gitkit import git
 

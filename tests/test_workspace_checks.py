@@ -6,7 +6,7 @@ on the new base while the ones before it stay landed."""
 
 import os
 
-from boardkit import launch, notes_for, prepared_and_started, project_repo, refused, task_op, wait_stage
+from boardkit import launch, notes_for, prepared_and_started, project_repo, refused, task_op, was_told, wait_stage
 from conftest import wait_for
 from gitkit import commit_file, git, isolated_git, read, sha, write  # noqa: F401
 from test_peers import speaker
@@ -118,8 +118,7 @@ def test_the_train_lands_in_order_and_stops_at_a_failing_verify(daemon, tmp_path
     assert read(os.path.join(root, "a.txt")) == "a\n" and read(os.path.join(root, "b.txt")) == "b\n"
     assert not os.path.exists(os.path.join(root, "c.txt"))
     assert git(root, "rev-list", "--count", f"{before}..main") != "0"
-    wait_for(lambda: any("verify failed" in text for text in notes_for(daemon, workers[ids[2]])),
-             what="c's holder told")
+    wait_for(lambda: was_told(daemon, workers[ids[2]], "verify failed"), what="c's holder told")
 
 
 def test_at_most_two_verifies_run_in_a_repository_and_the_third_waits_its_turn(daemon, tmp_path):

@@ -6,7 +6,7 @@ the worktree; titles that would be commands; the callers refused per the spec.""
 import json
 import os
 
-from boardkit import (find, launch, notes_for, prepared_and_started, project_repo, refused, stage, task_op,
+from boardkit import (find, launch, notes_for, prepared_and_started, project_repo, refused, stage, task_op, was_told,
                       wait_stage, worktree_paths)
 from conftest import wait_for
 from gitkit import commit_file, git, isolated_git, read, sha, write  # noqa: F401
@@ -54,7 +54,7 @@ def test_the_whole_loop_prepare_start_commit_done_verify_review_back_and_merge(d
         task_op(client, action="done", id=task["id"])
     failed = wait_stage(daemon, task["id"], "working")
     assert "verify failed (exit 1)" in failed["workspace"]["note"]
-    wait_for(lambda: any("the repository's verify failed" in text for text in notes_for(daemon, worker)),
+    wait_for(lambda: was_told(daemon, worker, "the repository's verify failed"),
              what="the holder told of the failed verify")
 
     commit_file(prepared["path"], "ok.txt", "ok\n")
@@ -103,7 +103,7 @@ def test_a_conflict_stops_the_merge_and_abort_gives_the_sync_up(daemon, tmp_path
     merged = task_op(daemon, action="merge", id=task["id"])
     assert merged["task"]["workspace"]["stage"] == "conflict" and "src/app.txt" in merged["note"]
     assert sha(root, "main") == base_before
-    wait_for(lambda: any("stopped on conflicts" in text for text in notes_for(daemon, worker)),
+    wait_for(lambda: was_told(daemon, worker, "stopped on conflicts"),
              what="the holder told of the conflict")
     refused("bad_request", task_op, daemon, action="merge", id=task["id"])     # resolve or abort first
     aborted = task_op(daemon, action="abort", id=task["id"])
