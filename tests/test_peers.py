@@ -325,6 +325,20 @@ def test_a_foreground_peer_joins_messages_and_leaves_with_its_connection(daemon)
                  what="the foreground peer gone with its connection")
 
 
+def test_an_agent_listed_as_taking_items_is_connected_while_its_row_is_written(home):
+    from test_events import SlowRecordsDaemon      # each write of a job's record takes 0.3 s
+
+    daemon = SlowRecordsDaemon(home).start()
+    try:
+        sender = lead(daemon, "sender")
+        target = start(daemon, "recorder", env={"PROTO_MESSAGES": "1"})
+        target.wait_row(lambda current: "agent-items" in (current.get("capabilities") or []), "the agent's hello")
+        with speaker(daemon, sender) as client:     # at once: the report's record is being written
+            assert client.call("send", {"to": target.id, "message": "at once"})["outcome"] == "delivered"
+    finally:
+        daemon.stop()
+
+
 PEER_OPS = {"peers": {}, "send": {"to": "x", "message": "y"}, "watch": {"id": "x", "when": "idle"},
             "spawn": {"launch": {}}, "handback": {"state": "done"}}
 

@@ -97,9 +97,11 @@ def report(call):
         # replies are delivered to it, not typed, as for a profile's `protocol: true`.
         job.launch["protocol"] = True
         fields["launch"] = job.launch
-    call.services.jobs.change(job, state=state, reported=True, **fields)
+    # Bound before the row changes: whoever sees the row say what this agent takes (a
+    # peer listing it, while its record is written) finds it connected.
     session.identify(callers.SESSION, job.id)
     links.bind(job, session)
+    call.services.jobs.change(job, state=state, reported=True, **fields)
     return {}
 
 
