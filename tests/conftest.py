@@ -37,7 +37,10 @@ def short_tempdir():
 
 
 class DaemonProcess:
-    """A real `python -m roost daemon --foreground` on a home of its own."""
+    """A real `python -m roost daemon --foreground` on a home of its own. A subclass may
+    set `code`: the daemon is then `python -c code` (one that patches a part first)."""
+
+    code = None
 
     def __init__(self, home, extra_env=None):
         self.home = home
@@ -50,8 +53,8 @@ class DaemonProcess:
 
     def start(self, wait=True):
         self.log = open(os.path.join(os.path.dirname(self.home), f"daemon-{time.monotonic_ns()}.err"), "wb")
-        self.process = subprocess.Popen([PYTHON, "-m", "roost", "daemon", "--foreground"],
-                                        env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
+        argv = [PYTHON, "-c", self.code] if self.code else [PYTHON, "-m", "roost", "daemon", "--foreground"]
+        self.process = subprocess.Popen(argv, env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
                                         start_new_session=True)
         if wait:
             wait_for(self.answers, timeout=15, what="the daemon to answer")

@@ -66,13 +66,7 @@ sys.exit(main([]))
 
 
 class SlowRecordsDaemon(DaemonProcess):
-    def start(self, wait=True):
-        self.log = open(os.path.join(os.path.dirname(self.home), f"daemon-{time.monotonic_ns()}.err"), "wb")
-        self.process = subprocess.Popen([PYTHON, "-c", SLOW_RECORDS], env=self.env, stdout=self.log,
-                                        stderr=subprocess.STDOUT, start_new_session=True)
-        if wait:
-            wait_for(self.answers, timeout=15, what="the daemon to answer")
-        return self
+    code = SLOW_RECORDS
 
 
 def test_what_happens_while_a_row_is_written_comes_after_it_in_the_feed(home):

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from conftest import PYTHON, ROOT, DaemonProcess, wait_for
+from conftest import ROOT, DaemonProcess, wait_for
 from jobkit import alive, dispatch, output, wait_row
 from roost import __version__
 from roost.cli.context import daemon_version, daemon_version_notice
@@ -19,17 +19,10 @@ OLDER = "0.0.9"
 class OlderDaemon(DaemonProcess):
     """A real daemon whose version is OLDER, as a previous release's would be."""
 
-    def start(self, wait=True):
-        code = (f"import sys, roost; roost.__version__ = {OLDER!r}\n"
-                "from roost.__main__ import run\n"
-                "sys.argv = ['roost', 'daemon', '--foreground']\n"
-                "sys.exit(run())\n")
-        self.log = open(os.path.join(os.path.dirname(self.home), "older-daemon.err"), "wb")
-        self.process = subprocess.Popen([PYTHON, "-c", code], env=self.env, stdout=self.log,
-                                        stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT)
-        if wait:
-            wait_for(self.answers, timeout=15, what="the older daemon to answer")
-        return self
+    code = (f"import sys, roost; roost.__version__ = {OLDER!r}\n"
+            "from roost.__main__ import run\n"
+            "sys.argv = ['roost', 'daemon', '--foreground']\n"
+            "sys.exit(run())\n")
 
 
 def keeper_pid(home):
