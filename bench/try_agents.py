@@ -261,6 +261,17 @@ class Session:
     def last_working(self, since):
         return max([at for at, row in self.rows.seen if at >= since and working(row)] or [since])
 
+    def answer(self, kind, value, seen):
+        """A dialog answered as its user would (keys, or a reply); when it was sent, once
+        the row has let go of that dialog's question."""
+        answered_at = time.time()
+        if kind == "keys":
+            self.daemon.call("keys", id=self.id, keys=value)
+        else:
+            self.daemon.call("reply", id=self.id, text=value)
+        wait_quietly(lambda: self.rows.now().get("question") != seen.get("question"), 30)
+        return answered_at
+
     def dialogs(self, steps):
         """Each start-up dialog read, held untouched, then answered as the user would;
         then the task reaches the model."""
@@ -279,12 +290,7 @@ class Session:
             if answer is None:
                 return self.check("... answered only by the user (offline it goes no further)", True)
             kind, value = answer
-            answered_at = time.time()
-            if kind == "keys":
-                self.daemon.call("keys", id=self.id, keys=value)
-            else:
-                self.daemon.call("reply", id=self.id, text=value)
-            wait_quietly(lambda: self.rows.now().get("question") != seen.get("question"), 30)
+            answered_at = self.answer(kind, value, seen)
         return self.turn(self.marker, answered_at, "last dialog answered to the task at the model")
 
     def permission(self, effect, steps):
@@ -315,12 +321,7 @@ class Session:
             if not self.check(f"... left untouched for {HOLD_S:.0f} s (the row on it throughout, {untouched}nothing "
                               "of it at the model)", held and steady, str(self.rows.seen[-3:])):
                 return False
-            answered_at = time.time()
-            if kind == "keys":
-                self.daemon.call("keys", id=self.id, keys=value)
-            else:
-                self.daemon.call("reply", id=self.id, text=value)
-            wait_quietly(lambda: self.rows.now().get("question") != seen.get("question"), 30)
+            answered_at = self.answer(kind, value, seen)
         if not self.check("the command ran once answered", wait_quietly(ran, 30)):
             return False
         is_waiting = waiting(self.protocol)

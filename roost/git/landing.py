@@ -166,10 +166,10 @@ def land(repo, branch, base, mode="ff", message=None, lock_timeout=LOCK_WAIT_S, 
 
     Refused (GitError): `not_synced` when the branch does not hold base's tip (sync it
     first), `dirty` when base's checkout has uncommitted changes to a file the land
-    changes (or an untracked file where the land would write one), `busy` when base is being rebased or
-    bisected, or another land holds the lock past `lock_timeout`, `moved` when base
-    moved under the swap (nothing landed), `no_identity` for a merge commit without an
-    identity."""
+    changes (or an untracked file where the land would write one), `busy` when base is
+    being rebased or bisected, or another land holds the lock past `lock_timeout`,
+    `moved` when base moved under the swap (nothing landed), `no_identity` for a merge
+    commit without an identity."""
     if mode not in MODES:
         raise GitError("bad_request", f"unknown land mode {mode!r} (ff or no-ff)")
     branch_name, base_name = short_branch(branch_ref(branch)), short_branch(branch_ref(base))

@@ -138,10 +138,7 @@ _admin_locks = {}      # a repository's common dir -> its lock, made on first us
 
 
 def _admin_lock(repo):
-    lock = _admin_locks.get(repo.common_dir)
-    if lock is None:
-        lock = _admin_locks.setdefault(repo.common_dir, threading.Lock())
-    return lock
+    return _admin_locks.setdefault(repo.common_dir, threading.Lock())
 
 
 def add_worktree(repo, path, branch, base=None, timeout=command.WORK_S):
