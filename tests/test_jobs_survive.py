@@ -41,7 +41,13 @@ def check_adopted(daemon, ids, pids, before):
         seen = ticks(output(daemon.home, job_id))
         return seen and seen[-1] > before[job_id] + 10 and seen == list(range(1, len(seen) + 1))
     for job_id in ids:
-        wait_for(lambda: caught_up(job_id), what=f"job {job_id}'s log to hold every tick")
+        try:
+            wait_for(lambda: caught_up(job_id), what=f"job {job_id}'s log to hold every tick")
+        except AssertionError as error:
+            seen = ticks(output(daemon.home, job_id))
+            gaps = [(a, b) for a, b in zip(seen, seen[1:]) if b != a + 1]
+            raise AssertionError(f"{error}: before the outage tick {before[job_id]}, "
+                                 f"now {seen[-1:]}, breaks {gaps[:5]}") from None
 
 
 def test_kill_9_of_the_daemon_loses_no_job_and_no_output(daemon):

@@ -76,14 +76,21 @@ def collect_young():
 class ScreenFeed:
     """The output one screen has not been fed yet, and how output has been flowing."""
 
-    __slots__ = ("screen", "pending", "fed_at", "last_output", "flow_since", "skipped")
+    __slots__ = ("screen", "pending", "replayed", "fed_at", "last_output", "flow_since", "skipped")
 
     def __init__(self, screen):
         self.screen = screen
         self.pending = bytearray()
+        self.replayed = 0             # bytes at pending's head that are old output replayed
         self.fed_at = 0.0
         self.last_output = self.flow_since = time.monotonic()
         self.skipped = False          # it skipped ahead since it was last rebuilt
+
+    def replay(self, data):
+        """Old output (a log's tail, for a screen taken over after a restart) goes first,
+        ahead of what the job prints from now on; it is not a flow of output."""
+        self.pending[:0] = data
+        self.replayed += len(data)
 
     def take(self, data):
         now = time.monotonic()
@@ -122,13 +129,20 @@ class ScreenFeed:
         return budget.allows()
 
     def feed_slice(self):
+        """Feeds one slice; True when it was replayed output (its queries were answered
+        when they were new)."""
         started = time.perf_counter()
         self.fed_at = time.monotonic()
-        chunk = bytes(self.pending[:SLICE])
-        del self.pending[:SLICE]
+        replay = self.replayed > 0
+        size = min(SLICE, self.replayed) if replay else SLICE
+        chunk = bytes(self.pending[:size])
+        del self.pending[:size]
+        if replay:
+            self.replayed -= len(chunk)
         self.screen.feed(chunk)
         collect_young()
         budget.spend(time.perf_counter() - started)
+        return replay
 
     def pack(self):
         """Packs the screen (Screen.freeze) between a flood's slices: a flooding screen
@@ -146,6 +160,7 @@ class ScreenFeed:
         if cuts:
             cut = min(cuts)
             tail = tail[cut + 1:] if tail[cut:cut + 1] == b"\n" else tail[cut:]
+        self.replayed = max(0, self.replayed - (len(self.pending) - len(tail)))
         self.pending = bytearray(tail)
         self.screen.skip()
         self.skipped = True

@@ -41,7 +41,7 @@ class PtyReader:
     """`owner` has output(data), next_step(got_output) -> (MORE | WAIT | PARK, seconds
     or None), drain_step() -> more to do, and ended()."""
 
-    __slots__ = ("fd", "job_id", "owner", "closed", "_greenlet", "_readable", "_timer", "_before")
+    __slots__ = ("fd", "job_id", "owner", "closed", "_greenlet", "_readable", "_timer")
 
     def __init__(self, fd, job_id, owner):
         self.fd = fd
@@ -50,14 +50,12 @@ class PtyReader:
         self.closed = False
         self._greenlet = None
         self._timer = None
-        self._before = None
         self._readable = gevent.get_hub().loop.io(fd, 1)
         flags = fcntl.fcntl(fd, fcntl.F_GETFL)
         fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
 
-    def start(self, before=None):
-        """Reads from now on; `before(idle)` runs first on the reading greenlet."""
-        self._before = before
+    def start(self):
+        """Reads from now on."""
         self._greenlet = gevent.spawn(self._run, True)
 
     def close(self):
@@ -75,10 +73,6 @@ class PtyReader:
         owner = self.owner
         idle = None      # yields to the loop: idle watchers run once nothing else waits
         try:
-            if self._before is not None:
-                before, self._before = self._before, None
-                idle = gevent.get_hub().loop.idle()
-                before(idle)
             while True:
                 data = self._read(ready)
                 if data == b"":

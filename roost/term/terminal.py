@@ -99,7 +99,13 @@ class Terminal:
     # -- the contract ---------------------------------------------------------------------
 
     def start(self):
-        self._reader.start(before=self._replay_log)
+        """Reads at once. A terminal taken over after a daemon restart starts its screen
+        from the log's tail, fed a slice a turn like any output: reading (and logging)
+        does not wait for it, so a job never stalls on a full pty meanwhile."""
+        tail = self._log_tail()
+        if tail:
+            self._feed.replay(tail)
+        self._reader.start()
         return self
 
     @property
@@ -252,9 +258,9 @@ class Terminal:
     # -- the screen -----------------------------------------------------------------------
 
     def _feed_slice(self):
-        self._feed.feed_slice()
-        answers = self.screen.answers()
-        if answers and not self._attachers:
+        replayed = self._feed.feed_slice()
+        answers = self.screen.answers()   # replayed queries were answered when they were new
+        if answers and not replayed and not self._attachers:
             # With an attacher its own terminal answers; answering too would answer twice.
             self.writer.enqueue(answers)
         if self.screen.alt_exits != self._alt_exits_seen:
@@ -297,13 +303,6 @@ class Terminal:
         comes (Screen.freeze)."""
         if not self._read.unjudged and not self._attachers and not self._feed.pending and not self.closed:
             self.screen.freeze()
-
-    def _replay_log(self, idle):
-        """A terminal taken over after a daemon restart starts from its log's tail."""
-        tail = self._log_tail()
-        if tail:
-            feed_in_turns(self.screen, tail, idle)
-            self.screen.answers()   # those queries were answered when they were new
 
     def _rebuild(self):
         """The flood that made the screen skip ahead is over: what it shows is rebuilt from
