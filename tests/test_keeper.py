@@ -119,10 +119,10 @@ def keeper(home, request):
     log.close()
 
 
-def spawn(keeper, job, argv, cwd="/tmp", env=None, umask=0o022, rows=24, cols=80):
+def spawn(keeper, job, argv, cwd="/tmp", env=None, umask=0o022, rows=24, cols=80, **more):
     os.makedirs(os.path.join(keeper.home, "jobs", job), exist_ok=True)
     return keeper.call("spawn", job=job, argv=argv, env=env if env is not None else {"PATH": os.environ["PATH"]},
-                       cwd=cwd, rows=rows, cols=cols, umask=umask)
+                       cwd=cwd, rows=rows, cols=cols, umask=umask, **more)
 
 
 def test_hello_names_the_version_and_the_socket_is_owner_only(keeper):
@@ -338,3 +338,27 @@ def test_it_leaves_when_its_home_is_deleted(keeper):
     keeper.close()
     shutil.rmtree(keeper.home)
     wait_for(lambda: keeper.process.poll() is not None, what="the keeper to leave")
+
+
+def test_a_carry_pipe_is_given_to_a_daemon_that_asks_and_held_across_daemons(keeper):
+    answer, fds = spawn(keeper, "c1", ["sh", "-c", "echo carried; sleep 30"], carry=True)
+    assert answer["carry"] is True and len(fds) == 3
+    master, carry_read, carry_write = fds
+    read_until(master, b"carried")
+    os.write(carry_write, b"taken off the pty, not logged")   # a daemon killed half way
+    for fd in fds:
+        os.close(fd)
+    # The next daemon gets the master and both ends: what waited in the pipe is there.
+    listed, fds = keeper.call("fds", carry=True)
+    assert listed["jobs"][0]["carry"] is True and len(fds) == 3
+    assert os.read(fds[1], 100) == b"taken off the pty, not logged"
+    for fd in fds:
+        os.close(fd)
+    # A daemon that does not ask (one before carry pipes) gets the master alone.
+    listed, fds = keeper.call("fds")
+    assert "carry" not in listed["jobs"][0] and len(fds) == 1
+    os.close(fds[0])
+    answer, fds = spawn(keeper, "c2", ["true"])
+    assert "carry" not in answer and len(fds) == 1
+    os.close(fds[0])
+    keeper.call("signal", job="c1", signal="SIGKILL")

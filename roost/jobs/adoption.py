@@ -22,15 +22,15 @@ def adopt(runner):
     does not hold."""
     registry, keeper = runner.registry, runner.keeper
     adopted = set()
-    for info, master in keeper.fds():
+    for info, pty in keeper.fds():
         job = registry.get(info.get("job"))
         exited = info.get("exited")
         if job is None:
-            _end_unclaimed(runner, info, master)
+            _end_unclaimed(runner, info, pty)
             continue
         adopted.add(job.id)
         if not job.running and exited:
-            os.close(master)          # its end is on record already
+            pty.close()               # its end is on record already
             keeper.release(job.id, info.get("pid"))
             continue
         job.run.pid = info.get("pid")
@@ -41,7 +41,7 @@ def adopt(runner):
                 registry.move(job, "running", state="working", pid=info.get("pid"), endedAt=None)
             else:
                 registry.change(job, pid=info.get("pid"), endedAt=None)
-        runner.attach_terminal(job, master)
+        runner.attach_terminal(job, pty)
         if exited:
             job.run.exit = dict(exited, job=job.id)
             runner.ends.finish_soon(job)
@@ -51,12 +51,12 @@ def adopt(runner):
             _settle_unheld(runner, job)
 
 
-def _end_unclaimed(runner, info, master):
+def _end_unclaimed(runner, info, pty):
     """Removed while it ran (a crash during rm), or started but never recorded: it has
     no record to live in, so it is ended."""
     job_id = info.get("job")
     log.warning("the keeper holds %s (pid %s) that no record claims; ending it", job_id, info.get("pid"))
-    os.close(master)
+    pty.close()
     if not info.get("exited"):
         runner.ends.unclaimed[job_id] = gevent.event.Event()
         runner.keeper.signal(job_id, signal.SIGTERM)

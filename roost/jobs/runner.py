@@ -55,10 +55,10 @@ class JobRunner:
         self.registry.move(job, "starting")
         try:
             started_at = now_ms()
-            pid, master = self._spawn(job, argv)
-            job.run.pid = pid
+            pty = self._spawn(job, argv)
+            pid = job.run.pid = pty.pid
             # The terminal reads from now on: its first output need not wait for the disk.
-            self.attach_terminal(job, master)
+            self.attach_terminal(job, pty)
             # In the feed before anything the run does while its start is written.
             self._publish_start(job, argv, first)
             self.registry.move(job, "running", state="working", pid=pid, startedAt=started_at,
@@ -113,15 +113,15 @@ class JobRunner:
             terminal.close()
             self.keeper.release(job.id, job.run.pid)
 
-    def attach_terminal(self, job, master):
+    def attach_terminal(self, job, pty):
         from roost.term.terminal import Terminal
 
         term = dict(job.launch.get("term") or {})
         term.pop("typeTask", None)     # roost.jobs.replies types the task, never the reader
         typed = bool(job.launch.get("taskInArgv") or job.record.get("typedOnce"))
-        terminal = Terminal(job.id, master, self.registry.job_dir(job), term=term or None,
+        terminal = Terminal(job.id, pty.master, self.registry.job_dir(job), term=term or None,
                             rows=job.launch.get("rows") or 40, cols=job.launch.get("cols") or 120,
-                            typed=typed)
+                            typed=typed, carry=pty.carry)
         hooks = _TerminalHooks(self, job, terminal)
         terminal.on_change, terminal.on_eof = hooks.changed, hooks.drained
         job.terminal = terminal

@@ -38,6 +38,23 @@ _IDENTITY = ("ROOST_JOB_ID", "ROOST_JOB_TOKEN", "ROOST_JOB_DIR", "PI_JOB_ID", "P
              "PI_DAEMON_SOCK", "PI_JOB_DIR")
 
 
+class Pty(collections.namedtuple("Pty", "pid master carry")):
+    """A job's pty as the keeper gave it: the master fd and its carry pipe (or None)."""
+
+    __slots__ = ()
+
+    def close(self):
+        close_all((self.master, *(self.carry or ())))
+
+
+def close_all(fds):
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
 class KeeperError(Exception):
     """The keeper refused a request (its text says why) or could not be reached."""
 
@@ -189,22 +206,31 @@ class KeeperClient:
         return answer, fds
 
     def spawn(self, job, argv, env, cwd, rows, cols):
-        """(pid, master fd) of a new job on its own pty; KeeperError says why not."""
+        """Pty(pid, master, carry) of a new job on its own pty; KeeperError says why not.
+        `carry`: its carry pipe (read end, write end), or None from a keeper before 2."""
         self.ensure()
         answer, fds = self._call({"op": "spawn", "job": job, "argv": argv, "env": env, "cwd": cwd,
-                                  "rows": rows, "cols": cols, "umask": self.user_umask})
-        return answer["pid"], fds[0]
+                                  "rows": rows, "cols": cols, "umask": self.user_umask, "carry": True})
+        wanted = 3 if answer.get("carry") else 1
+        if len(fds) != wanted:
+            close_all(fds)
+            raise KeeperError(f"the keeper started job {job} and sent {len(fds)} fds, not {wanted}")
+        return Pty(answer["pid"], fds[0], tuple(fds[1:]) or None)
 
     def fds(self):
-        """[(info, fd)] for every job the keeper holds: info {job, pid, exited}."""
+        """[(info, Pty)] for every job the keeper holds: info {job, pid, exited}."""
         self.ensure()
-        answer, fds = self._call({"op": "fds"})
+        answer, fds = self._call({"op": "fds", "carry": True})
         jobs = answer.get("jobs") or []
-        if len(fds) != len(jobs):
-            for fd in fds:
-                os.close(fd)
+        if len(fds) != sum(3 if item.get("carry") else 1 for item in jobs):
+            close_all(fds)
             raise KeeperError(f"the keeper listed {len(jobs)} jobs with {len(fds)} fds")
-        return list(zip(jobs, fds))
+        held, fds = [], iter(fds)
+        for item in jobs:
+            master = next(fds)
+            carry = (next(fds), next(fds)) if item.get("carry") else None
+            held.append((item, Pty(item.get("pid"), master, carry)))
+        return held
 
     def signal(self, job, number, group=True):
         if self.sock is None:

@@ -13,11 +13,17 @@ The wire: JSON lines on a unix stream socket (0600, peer uid checked). Requests 
 (`"fds": n`) and they travel with its bytes, in order. Pushed: `{"event": "exited", ...}`.
 
     hello   {version}                              -> {version, pid, jobs}
-    spawn   {job, argv, env, cwd, rows, cols, umask} -> {pid} + the master fd
-    fds     {}                                     -> {jobs: [{job, pid, exited}]} + one fd each
+    spawn   {job, argv, env, cwd, rows, cols, umask, carry?} -> {pid, carry?} + the master fd
+    fds     {carry?}                               -> {jobs: [{job, pid, exited, carry?}]} + its fds
     signal  {job, signal, group}                   -> {sent}
     release {job, pid?}                            -> {}   (the keeper closes its copy)
     bye     {}                                     -> {}   (exit once no job runs; a hello undoes it)
+
+`carry` (version 2): the daemon asks for a job's carry pipe, which it moves output through
+from the pty to the log (roost.term.intake); the keeper holds a copy of both ends, so
+what a daemon killed half way had taken off the pty waits there for the next. Each job
+that has one is marked `carry: true` and its master fd is followed by the pipe's read
+and write ends. A daemon that does not ask gets the master alone.
 
 There is no resize: the daemon sets the window size on its own copy of the master.
 """
@@ -48,12 +54,13 @@ log = logging.getLogger("roost.keeper")
 
 
 class KeptJob:
-    __slots__ = ("job", "pid", "master", "job_dir", "exited", "released")
+    __slots__ = ("job", "pid", "master", "carry", "job_dir", "exited", "released")
 
-    def __init__(self, job, pid, master, job_dir):
+    def __init__(self, job, pid, master, carry, job_dir):
         self.job = job
         self.pid = pid
         self.master = master
+        self.carry = carry       # (read end, write end) of its carry pipe, or None
         self.job_dir = job_dir
         self.exited = None       # exit_fields() once reaped
         self.released = False    # the daemon drained it: our master copy is closed
@@ -268,21 +275,28 @@ class Keeper:
             pid, master = spawn_on_pty(argv, {str(k): str(v) for k, v in env.items()}, cwd, umask, rows, cols)
         except SpawnRefused as refused:
             raise Refusal(str(refused))
+        carry = os.pipe2(os.O_CLOEXEC) if request.get("carry") else None
         if kept is not None:
             self._forget(kept)
-        kept = KeptJob(job, pid, master, job_dir)
+        kept = KeptJob(job, pid, master, carry, job_dir)
         self.jobs[job] = kept
         self.by_pid[pid] = kept
         log.info("job %s started: pid %d", job, pid)
-        return {"pid": pid}, (master,)
+        if carry is None:
+            return {"pid": pid}, (master,)
+        return {"pid": pid, "carry": True}, (master, *carry)
 
     def op_fds(self, request):
         listed, fds = [], []
         for kept in self.jobs.values():
             if kept.released:
                 continue
-            listed.append({"job": kept.job, "pid": kept.pid, "exited": kept.exited})
+            item = {"job": kept.job, "pid": kept.pid, "exited": kept.exited}
             fds.append(kept.master)
+            if kept.carry is not None and request.get("carry"):
+                item["carry"] = True
+                fds.extend(kept.carry)
+            listed.append(item)
         return {"jobs": listed}, fds
 
     def op_signal(self, request):
@@ -314,8 +328,7 @@ class Keeper:
         if kept is not None and request.get("pid") not in (None, kept.pid):
             return {}, ()    # an earlier run's release: the job runs again since
         if kept is not None and not kept.released:
-            os.close(kept.master)
-            kept.released = True
+            self._close_fds(kept)
             if kept.exited is not None:
                 self._forget(kept)
         return {}, ()
@@ -324,10 +337,14 @@ class Keeper:
         self.leaving = True
         return {}, ()
 
+    def _close_fds(self, kept):
+        for fd in (kept.master, *(kept.carry or ())):
+            os.close(fd)
+        kept.released = True
+
     def _forget(self, kept):
         if not kept.released:
-            os.close(kept.master)
-            kept.released = True
+            self._close_fds(kept)
         if self.jobs.get(kept.job) is kept:
             del self.jobs[kept.job]
         if self.by_pid.get(kept.pid) is kept:

@@ -4,9 +4,13 @@
 before) and a new `output.log` starts: the newest bytes, at least half the limit of
 them, are always on disk, every one of them, however fast the program prints. This is
 a stream, not a state file, so it is appended here directly rather than through store.
+
+Output reaches it one of two ways (roost.term.intake): written after a read, or moved
+in the kernel from the job's carry pipe (`take_from_pipe`), which cannot leave bytes
+half way in a daemon killed between two calls. Splice refuses a file opened to append,
+so the part is written at its size, which only this daemon changes.
 """
 
-import errno
 import os
 import time
 
@@ -40,7 +44,7 @@ class OutputLog:
         return os.path.join(self.job_dir, OLD_LOG_NAME)
 
     def _open(self, truncate):
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+        flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC
         if truncate:
             flags |= os.O_TRUNC
         self._fd = os.open(self.path, flags, 0o600)
@@ -55,15 +59,26 @@ class OutputLog:
             if room <= 0:
                 self._rotate()
                 continue
-            piece = view[:room]
-            try:
-                written = os.write(self._fd, piece)
-            except OSError as error:
-                if error.errno == errno.EINTR:
-                    continue
-                raise
+            written = os.pwrite(self._fd, view[:room], self._size)
             self._size += written
             view = view[written:]
+
+    def take_from_pipe(self, pipe_fd, count):
+        """Moves `count` bytes waiting in `pipe_fd` to the log; returns them (read back
+        from the page cache, for the screen)."""
+        pieces = []
+        while count > 0 and self._fd is not None:
+            room = self.part_limit - self._size
+            if room <= 0:
+                self._rotate()
+                continue
+            moved = os.splice(pipe_fd, self._fd, min(room, count), offset_dst=self._size)
+            if moved <= 0:
+                break
+            pieces.append(os.pread(self._fd, moved, self._size))
+            self._size += moved
+            count -= moved
+        return b"".join(pieces)
 
     def _rotate(self):
         os.close(self._fd)

@@ -13,7 +13,6 @@ kernel for the pty's pending flush work (n_tty_read), and under a flood on a bus
 machine those waits held the whole loop for milliseconds at a time.
 """
 
-import errno
 import fcntl
 import logging
 import os
@@ -26,7 +25,6 @@ from roost.unix.fds import bytes_ready
 
 log = logging.getLogger(__name__)
 
-READ_SIZE = 65536
 MORE, WAIT, PARK = "more", "wait", "park"
 
 
@@ -38,13 +36,15 @@ _QUIET = _Quiet()
 
 
 class PtyReader:
-    """`owner` has output(data), next_step(got_output) -> (MORE | WAIT | PARK, seconds
+    """`intake` takes the output off the pty into the log (roost.term.intake). `owner`
+    has output(data), next_step(got_output) -> (MORE | WAIT | PARK, seconds
     or None), drain_step() -> more to do, and ended()."""
 
-    __slots__ = ("fd", "job_id", "owner", "closed", "_greenlet", "_readable", "_timer")
+    __slots__ = ("fd", "intake", "job_id", "owner", "closed", "_greenlet", "_readable", "_timer")
 
-    def __init__(self, fd, job_id, owner):
-        self.fd = fd
+    def __init__(self, intake, job_id, owner):
+        self.fd = fd = intake.master
+        self.intake = intake
         self.job_id = job_id
         self.owner = owner
         self.closed = False
@@ -106,19 +106,9 @@ class PtyReader:
         owner.ended()
 
     def _read(self, ready):
-        """Output (bytes), None when there is none now, b"" at EOF (EIO: the program's
-        side of the pty is closed)."""
-        while ready or bytes_ready(self.fd):
-            try:
-                return os.read(self.fd, READ_SIZE)
-            except BlockingIOError:
-                return None
-            except InterruptedError:
-                continue
-            except OSError as error:
-                if error.errno != errno.EIO:
-                    raise
-                return b""
+        """Output, already in the log (bytes), None when there is none now, b"" at EOF."""
+        if ready or bytes_ready(self.fd):
+            return self.intake.take()
         return None
 
     def _wait_readable(self, seconds):

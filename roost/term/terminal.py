@@ -24,6 +24,7 @@ import gevent.lock
 from roost.term import keys, typist
 from roost.term.attachers import Attachers, live_view, without_reports
 from roost.term.feed import FLOW_GAP, SLICE, ScreenFeed, budget, feed_in_turns, in_turns
+from roost.term.intake import Intake
 from roost.term.output_log import OutputLog
 from roost.term.pty_reader import MORE, PARK, WAIT, PtyReader
 from roost.term.pty_writer import PtyWriter
@@ -41,13 +42,13 @@ class Terminal:
     # Hundreds of idle jobs each hold one: slots, and what is needed only while someone
     # types, attaches or waits is made then (writer, attachers, events).
     __slots__ = ("job_id", "fd", "job_dir", "profile", "screen", "on_change", "on_eof",
-                 "verify_timeout", "write_timeout", "closed", "_log", "_reader", "_feed",
+                 "verify_timeout", "write_timeout", "closed", "_log", "_intake", "_reader", "_feed",
                  "_read", "_attachers",
                  "_alt_exits_seen", "_repaint_due", "_changed", "_typing", "_writer_", "_eof",
                  "_at_eof", "_output_seen", "_saw_output")
 
     def __init__(self, job_id, master_fd, job_dir, term=None, rows=40, cols=120,
-                 on_change=None, on_eof=None, log_limit=4 * 1024 * 1024, typed=False):
+                 on_change=None, on_eof=None, log_limit=4 * 1024 * 1024, typed=False, carry=None):
         self.job_id = job_id
         self.fd = master_fd
         self.job_dir = job_dir
@@ -59,7 +60,8 @@ class Terminal:
         self.write_timeout = WRITE_TIMEOUT
         self.closed = False
         self._log = OutputLog(job_dir, log_limit)
-        self._reader = PtyReader(master_fd, job_id, self)
+        self._intake = Intake(master_fd, self._log, carry)
+        self._reader = PtyReader(self._intake, job_id, self)
         self._feed = ScreenFeed(self.screen)
         self._read = ScreenReading(self.profile, typed)
         self._attachers = None
@@ -105,6 +107,9 @@ class Terminal:
         tail = self._log_tail()
         if tail:
             self._feed.replay(tail)
+        held = self._intake.held()
+        if held:
+            self.output(held)
         self._reader.start()
         return self
 
@@ -194,6 +199,7 @@ class Terminal:
         if self._attachers is not None:
             self._attachers.end_all("the job's terminal closed")
         self._log.close()
+        self._intake.close()
         try:
             os.close(self.fd)
         except OSError:
@@ -206,7 +212,7 @@ class Terminal:
     # -- output (the reader's owner) ------------------------------------------------------
 
     def output(self, data):
-        self._log.write(data)
+        """`data` is in the log already (the intake put it there)."""
         if not self._saw_output:
             self._saw_output = True
             if self._output_seen is not None:
