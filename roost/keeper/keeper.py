@@ -3,8 +3,8 @@
 
 `roost keeper --home H`, started detached by the first daemon. Standard library only, no
 gevent: one poll loop. It spawns each agent on a new pty (its own session, the pty its
-controlling terminal), keeps a copy of the master fd until the daemon says it drained
-it (`release`), is child subreaper so it reaps the agents and everything they leave
+controlling terminal), keeps a copy of the master fd (and of the job's carry pipe)
+until the daemon says it drained it (`release`), is child subreaper so it reaps the agents and everything they leave
 behind, writes each job's exit status into the job's directory (`exit.json`), and passes
 master fds to the daemon over `keeper.sock` with SCM_RIGHTS.
 
