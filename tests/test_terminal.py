@@ -372,6 +372,28 @@ def test_a_new_terminal_starts_from_the_log_of_the_one_before(jobs):
     assert reading["waitingFor"] == "question"
 
 
+ASKS_WHERE_THE_CURSOR_IS = (
+    "import os, sys, termios, tty\n"
+    "tty.setraw(0, termios.TCSANOW)\n"   # what came before (an answer) stays to be read
+    "os.write(1, b'\\x1b[3;3H\\x1b[6n')\n"
+    "answer = b''\n"
+    "while not answer.endswith(b'R'):\n"
+    "    answer += os.read(0, 1)\n"
+    "os.write(1, b'\\r\\ngot ' + answer[1:] + b' end\\r\\n')\n"
+    "import time; time.sleep(30)\n")
+
+
+def test_a_query_in_the_replayed_log_is_not_answered_again(jobs):
+    job = jobs([PYTHON, "-c", "import sys; sys.stdout.write('\\x1b[10;10H\\x1b[6n'); sys.stdout.flush()"],
+               term={"settleMs": 100})
+    gwait(lambda: b"\x1b[6n" in job.log_bytes(), what="the first program's query in the log")
+    job.terminal.eof.wait(10)
+    # The next program asks at row 3; an answer to the replayed query (row 10) would
+    # reach it first.
+    later = jobs([PYTHON, "-c", ASKS_WHERE_THE_CURSOR_IS], term={"settleMs": 100}, job_dir=job.dir, typed=True)
+    gwait(lambda: "got [3;3R end" in later.terminal.text(), what="the later program's own answer")
+
+
 def test_close_stops_the_pump_and_the_fd(jobs):
     job = jobs(agent("prompt_echo.py"), term={"settleMs": 100})
     job.wait_status("waiting")
