@@ -39,10 +39,12 @@ def gwait(predicate, timeout=10.0, what="the condition"):
 
 
 class Job:
-    """A child on a pty of its own, and the Terminal over its master."""
+    """A child on a pty of its own, and the Terminal over its master. `carried`: its
+    output goes through a carry pipe, as a keeper gives one to the daemon (else it is
+    read and written, as with an older keeper)."""
 
     def __init__(self, argv, term=None, rows=24, cols=80, log_limit=4 * 1024 * 1024, typed=False,
-                 job_dir=None):
+                 job_dir=None, carried=True):
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
         self.process = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave,
@@ -53,7 +55,8 @@ class Job:
         self.eofs = []
         self.terminal = Terminal("job-1", master, self.dir, term=term, rows=rows, cols=cols,
                                  on_change=self.changes.append, on_eof=lambda: self.eofs.append(1),
-                                 log_limit=log_limit, typed=typed).start()
+                                 log_limit=log_limit, typed=typed,
+                                 carry=os.pipe2(os.O_CLOEXEC) if carried else None).start()
 
     def states(self):
         return [(change["state"], change["status"], change["waitingFor"]) for change in self.changes]
@@ -292,7 +295,8 @@ def test_attachers_get_a_repaint_then_live_output_and_leave_at_the_end(jobs):
     assert job.eofs == [1]
 
 
-def test_a_flood_is_logged_whole_and_the_screen_shows_its_end(jobs):
+@pytest.mark.parametrize("carried", [True, False], ids=["carried", "read-and-written"])
+def test_a_flood_is_logged_whole_and_the_screen_shows_its_end(jobs, carried):
     size = 3 * 1024 * 1024
     code = ("import os,sys\n"
             f"n = {size} // 64\n"
@@ -300,7 +304,7 @@ def test_a_flood_is_logged_whole_and_the_screen_shows_its_end(jobs):
             "view = memoryview(out)\n"
             "while view:\n    view = view[os.write(1, view):]\n"
             "os.write(1, b'DONE\\n')\n")
-    job = jobs([PYTHON, "-c", code], term={"settleMs": 100}, log_limit=2 * 1024 * 1024)
+    job = jobs([PYTHON, "-c", code], term={"settleMs": 100}, log_limit=2 * 1024 * 1024, carried=carried)
     gwait(lambda: job.terminal.eof.is_set(), timeout=60, what="the flood to end")
     n = size // 64
     expected = b"".join(b"%09d " % i + b"y" * 53 + b"\r\n" for i in range(n)) + b"DONE\r\n"

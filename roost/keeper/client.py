@@ -26,6 +26,7 @@ import gevent.lock
 from roost.framing import LineTooLong, MessageReader, encode_line
 from roost.keeper import wire as keeper_wire
 from roost.unix import private_socket
+from roost.unix.fds import close_all
 
 log = logging.getLogger(__name__)
 
@@ -45,14 +46,6 @@ class Pty(collections.namedtuple("Pty", "pid master carry")):
 
     def close(self):
         close_all((self.master, *(self.carry or ())))
-
-
-def close_all(fds):
-    for fd in fds:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
 
 
 class KeeperError(Exception):

@@ -4,9 +4,10 @@
 `roost keeper --home H`, started detached by the first daemon. Standard library only, no
 gevent: one poll loop. It spawns each agent on a new pty (its own session, the pty its
 controlling terminal), keeps a copy of the master fd (and of the job's carry pipe)
-until the daemon says it drained it (`release`), is child subreaper so it reaps the agents and everything they leave
-behind, writes each job's exit status into the job's directory (`exit.json`), and passes
-master fds to the daemon over `keeper.sock` with SCM_RIGHTS.
+until the daemon says it drained it (`release`), is child subreaper so it reaps the
+agents and everything they leave behind, writes each job's exit status into the job's
+directory (`exit.json`), and passes master fds to the daemon over `keeper.sock` with
+SCM_RIGHTS.
 
 The wire: JSON lines on a unix stream socket (0600, peer uid checked). Requests carry
 `id` and `op`; answers `{"id", "ok", ...}`; a message that carries fds says how many
@@ -64,6 +65,12 @@ class KeptJob:
         self.job_dir = job_dir
         self.exited = None       # exit_fields() once reaped
         self.released = False    # the daemon drained it: our master copy is closed
+
+    def release(self):
+        """Closes our copies of its fds: the master and the carry pipe."""
+        for fd in (self.master, *(self.carry or ())):
+            os.close(fd)
+        self.released = True
 
 
 class Refusal(Exception):
@@ -328,7 +335,7 @@ class Keeper:
         if kept is not None and request.get("pid") not in (None, kept.pid):
             return {}, ()    # an earlier run's release: the job runs again since
         if kept is not None and not kept.released:
-            self._close_fds(kept)
+            kept.release()
             if kept.exited is not None:
                 self._forget(kept)
         return {}, ()
@@ -337,14 +344,9 @@ class Keeper:
         self.leaving = True
         return {}, ()
 
-    def _close_fds(self, kept):
-        for fd in (kept.master, *(kept.carry or ())):
-            os.close(fd)
-        kept.released = True
-
     def _forget(self, kept):
         if not kept.released:
-            self._close_fds(kept)
+            kept.release()
         if self.jobs.get(kept.job) is kept:
             del self.jobs[kept.job]
         if self.by_pid.get(kept.pid) is kept:

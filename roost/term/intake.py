@@ -17,7 +17,7 @@ import errno
 import logging
 import os
 
-from roost.unix.fds import bytes_ready
+from roost.unix.fds import bytes_ready, close_all
 
 log = logging.getLogger(__name__)
 
@@ -29,13 +29,12 @@ class Intake:
     """`take()`: output now in the log (bytes), None when there is none now, b"" at EOF
     (EIO: the program's side of the pty is closed)."""
 
-    __slots__ = ("master", "log", "carry", "splicing")
+    __slots__ = ("master", "log", "carry")
 
     def __init__(self, master, output_log, carry=None):
         self.master = master
         self.log = output_log
         self.carry = carry            # (read end, write end), or None
-        self.splicing = carry is not None and splice_from_pty
 
     def held(self):
         """What a daemon before this one took off the pty and did not log: into the log
@@ -48,7 +47,7 @@ class Intake:
 
     def take(self):
         global splice_from_pty
-        if self.splicing:
+        if self.carry is not None and splice_from_pty:
             try:
                 moved = os.splice(self.master, self.carry[1], READ_SIZE, flags=os.SPLICE_F_NONBLOCK)
             except BlockingIOError:
@@ -59,7 +58,7 @@ class Intake:
                 if error.errno != errno.EINVAL:
                     raise
                 log.info("this kernel cannot splice from a pty: its output is read and written")
-                splice_from_pty = self.splicing = False
+                splice_from_pty = False
             else:
                 if moved:
                     return self.log.take_from_pipe(self.carry[0], moved)
@@ -76,10 +75,6 @@ class Intake:
         return data
 
     def close(self):
-        """Closes our copies of the carry pipe (the master is the terminal's)."""
+        """Closes our copies of the master and of the carry pipe."""
         carry, self.carry = self.carry, None
-        for fd in carry or ():
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        close_all((self.master, *(carry or ())))

@@ -55,10 +55,7 @@ class OutputLog:
             return
         view = memoryview(data)
         while view:
-            room = self.part_limit - self._size
-            if room <= 0:
-                self._rotate()
-                continue
+            room = self._room()     # first: it may rotate to a new part
             written = os.pwrite(self._fd, view[:room], self._size)
             self._size += written
             view = view[written:]
@@ -68,10 +65,7 @@ class OutputLog:
         from the page cache, for the screen)."""
         pieces = []
         while count > 0 and self._fd is not None:
-            room = self.part_limit - self._size
-            if room <= 0:
-                self._rotate()
-                continue
+            room = self._room()     # first: it may rotate to a new part
             moved = os.splice(pipe_fd, self._fd, min(room, count), offset_dst=self._size)
             if moved <= 0:
                 break
@@ -79,6 +73,12 @@ class OutputLog:
             self._size += moved
             count -= moved
         return b"".join(pieces)
+
+    def _room(self):
+        """What the current part takes before it is full; a full one is rotated first."""
+        if self._size >= self.part_limit:
+            self._rotate()
+        return self.part_limit - self._size
 
     def _rotate(self):
         os.close(self._fd)

@@ -12,7 +12,6 @@ the loop: a program that stops reading stalls only its own job.
 
 import fcntl
 import logging
-import os
 import struct
 import termios
 import time
@@ -199,11 +198,7 @@ class Terminal:
         if self._attachers is not None:
             self._attachers.end_all("the job's terminal closed")
         self._log.close()
-        self._intake.close()
-        try:
-            os.close(self.fd)
-        except OSError:
-            pass
+        self._intake.close()      # the master and the carry pipe
         # Packed, its cells go now: left to the collector (a closed terminal is held in
         # reference cycles) thousands of them would be freed in one long pause later.
         self.screen.freeze()
