@@ -5,10 +5,19 @@ Each job's book lives in `jobs/<id>/replies.json`, one atomic write per change: 
 reply and its request id go to disk together, so a resend after a crash is recognised.
 Sequence numbers start at 1, are never reused and continue across restarts (nextSeq is
 kept even when nothing is pending).
+
+Many clients change one book at once (a hub, the CLI, the concierge, peers replying
+together). Its writes never overlap and land in the order they were made: a change
+waits for a write that started after it (which carries every change before it too), so
+a slow write can never put an older book back over a newer one. An item is `ready`
+(handed to an agent, typed into a terminal) only once a write that holds it is on disk:
+a kill before that takes the item with the write, and nobody has seen its seq.
 """
 
 import os
 import time
+
+import gevent.lock
 
 from roost import store
 from roost.errors import RoostError
@@ -26,11 +35,23 @@ class ReplyBook:
         self.data.setdefault("nextSeq", 1)
         self.data.setdefault("pending", [])
         self.data.setdefault("requestIds", [])
+        self._changed = 0            # changes made in memory
+        self._saved = 0              # changes on disk
+        self._unsaved_items = {}     # seq -> the change that added it, until that is on disk
+        self._write_lock = gevent.lock.Semaphore()
 
     # -- reading ------------------------------------------------------------
     @property
     def pending(self):
         return list(self.data["pending"])
+
+    @property
+    def ready(self):
+        """The pending items whose write is on disk, in seq order: the only ones that may
+        reach an agent or a terminal."""
+        if not self._unsaved_items:
+            return list(self.data["pending"])
+        return [item for item in self.data["pending"] if item["seq"] not in self._unsaved_items]
 
     @property
     def queued(self):
@@ -69,6 +90,7 @@ class ReplyBook:
         self.data["nextSeq"] = seq + 1
         self.data["pending"].append(item)
         self._remember(request_id, seq)
+        self._unsaved_items[seq] = self._changed + 1
         self._save()
         return item
 
@@ -79,14 +101,19 @@ class ReplyBook:
         self._remember(request_id, seq)
         self._save()
 
-    def ack(self, seq, exact=False):
-        """An ack covers every user reply up to seq; `exact` only that one item.
-        Returns how many items it cleared."""
+    def ack(self, seq, exact=False, sent=None):
+        """An ack covers every user reply up to seq; `exact` only that one item. `sent`:
+        the seqs the acking agent was sent (an ack never clears what it was not sent: a
+        reply still on its way would be lost). Returns how many items it cleared."""
+        def cleared(item):
+            if sent is not None and item["seq"] not in sent:
+                return False
+            if exact:
+                return item["seq"] == seq
+            return item["seq"] <= seq and not item.get("kind")
+
         before = len(self.data["pending"])
-        if exact:
-            kept = [item for item in self.data["pending"] if item["seq"] != seq]
-        else:
-            kept = [item for item in self.data["pending"] if item["seq"] > seq or item.get("kind")]
+        kept = [item for item in self.data["pending"] if not cleared(item)]
         if len(kept) == before:
             return 0
         self.data["pending"] = kept
@@ -101,4 +128,17 @@ class ReplyBook:
         del ids[:-KEEP_REQUEST_IDS]
 
     def _save(self):
-        store.write_json(self.path, self.data)
+        """Returns once this change (and every one before it) is on disk. Writes never
+        overlap; a change that waited finds itself written by the write before it when
+        that one started after the change (group commit)."""
+        self._changed += 1
+        wanted = self._changed
+        with self._write_lock:
+            if self._saved >= wanted:
+                return
+            covered = self._changed
+            store.write_json(self.path, self.data)
+            self._saved = covered
+            if self._unsaved_items:
+                self._unsaved_items = {seq: change for seq, change in self._unsaved_items.items()
+                                       if change > covered}

@@ -88,7 +88,9 @@ def report(call):
     if session.hello is not None:
         fields["capabilities"] = session.capabilities
     links = call.services.links
-    if snapshot.get("agentItems") is True:
+    takes_items = snapshot.get("agentItems") is True
+    newly_takes_items = takes_items and job.id not in links.agent_items
+    if takes_items:
         links.agent_items.add(job.id)
     else:
         links.agent_items.discard(job.id)
@@ -100,7 +102,8 @@ def report(call):
     # Bound before the row changes: whoever sees the row say what this agent takes (a
     # peer listing it, while its record is written) finds it connected.
     session.identify(callers.SESSION, job.id)
-    links.bind(job, session)
+    if not links.bind(job, session) and newly_takes_items:
+        links.flush(job)       # the items held back while it took none
     call.services.jobs.change(job, state=state, reported=True, **fields)
     return {}
 
@@ -111,6 +114,8 @@ def ack(call):
     seq = read.integer(call.args, "seq", minimum=0)
     exact = read.flag(call.args, "exact")
     before = job.row()
-    if job.replies().ack(seq, exact=exact):
+    # Only what this job's agent connection was sent: a reply on its way is not covered.
+    sent = call.services.links.sent.get(job.id, set())
+    if job.replies().ack(seq, exact=exact, sent=sent):
         call.services.jobs.notify(job, before)
     return {}
