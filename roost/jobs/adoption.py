@@ -45,6 +45,8 @@ def adopt(runner):
         if exited:
             job.run.exit = dict(exited, job=job.id)
             runner.ends.finish_soon(job)
+        else:
+            runner.announce_started(job, adopted=True)   # what waits on its book is typed now too
         log.info("job %s adopted: pid %s%s", job.id, info.get("pid"), " (exited meanwhile)" if exited else "")
     for job in registry.all():
         if job.running and job.id not in adopted:

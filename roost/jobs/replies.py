@@ -24,6 +24,7 @@ import gevent.event
 from roost.errors import RoostError
 from roost.jobs.record import now_ms
 from roost.term.reading import ready_for_text, shows_dialog
+from roost.term.typist import typed_not_submitted
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,9 @@ class ReplyDesk:
         self.links = links
         self._typists = {}          # job id -> the greenlet typing its queued replies
         self._typed = {}            # job id -> an Event set when its typist took an item off
+        self._adopted = set()       # job ids whose first item a daemon before this one may have typed
         runner.on_started.append(self.kick)
+        runner.on_adopted.append(self._resume)
 
     def reply(self, job, text, mode, request_id):
         """The `reply` op for one job; the answer per the spec's reply result."""
@@ -72,19 +75,37 @@ class ReplyDesk:
         terminal = job.terminal
         reading = terminal.reading if terminal is not None else {}
         # The user's own answer to a dialog is typed at once: that is how a person
-        # answers one (what is queued waits for a screen that waits for text).
-        now = mode == "steer" or shows_dialog(reading) or (not replies.pending and ready_for_text(reading))
-        if terminal is None or not now:
-            self.queue(job, text, mode, request_id)
-            self._feed_reply(job, text, mode)
-            return {"delivered": False, "saved": True}
+        # answers one (what is queued waits for a screen that waits for text). Text for
+        # a waiting screen goes at once only while nothing else is typed or waits to be:
+        # after one reply is submitted the screen works, and the next waits its turn.
+        dialog = shows_dialog(reading)
+        still = None
+        if mode != "steer":
+            still = (lambda: shows_dialog(terminal.reading)) if dialog else (lambda: self._free(job, terminal))
+        if terminal is None or not (mode == "steer" or dialog or (self._free(job, terminal)
+                                                                   and not terminal.typing)):
+            return self._keep(job, text, mode, request_id)
         self._feed_reply(job, text, mode)
-        result = terminal.type_text(text, "steer")
+        result = terminal.type_text(text, "steer", still=still)
+        if result.get("ready") is False:      # another typing came first: it waits its turn
+            self.queue(job, text, mode, request_id)
+            return {"delivered": False, "saved": True}
         replies.remember(request_id, 0)
         self._after_typing(job, result)
         if result["submitted"]:
             return {"delivered": True, "saved": False}
         return {"delivered": False, "saved": False, "error": result["error"]}
+
+    def _free(self, job, terminal):
+        """The screen waits for text and nothing is queued or being typed before it."""
+        typist = self._typists.get(job.id)
+        return (ready_for_text(terminal.reading) and not job.replies().pending
+                and (typist is None or typist.dead))
+
+    def _keep(self, job, text, mode, request_id):
+        self.queue(job, text, mode, request_id)
+        self._feed_reply(job, text, mode)
+        return {"delivered": False, "saved": True}
 
     def _feed_reply(self, job, text, mode):
         self.registry.bus.publish("reply", f"reply: {text}", job.id, job.name, mode=mode)
@@ -96,7 +117,7 @@ class ReplyDesk:
         item = job.replies().add(text, mode=mode, request_id=request_id, kind=kind, extra=extra)
         self.registry.notify(job, before)
         if job.protocol:
-            self.links.send_latest(job)
+            self.links.flush(job)      # what is on disk now, this item and all before it
         self.kick(job)
         return item
 
@@ -117,9 +138,13 @@ class ReplyDesk:
         typist = self._typists.get(job.id)
         if typist is not None and not typist.dead:
             return
-        if not job.replies().pending:
+        if not job.replies().ready:
             return
         self._typists[job.id] = gevent.spawn(self._type_queued, job, job.terminal)
+
+    def _resume(self, job):
+        self._adopted.add(job.id)
+        self.kick(job)
 
     def _type_queued(self, job, terminal):
         """Types the job's waiting replies in order, each once the screen says it waits
@@ -129,17 +154,30 @@ class ReplyDesk:
         replies = job.replies()
         try:
             while job.terminal is terminal and not terminal.closed and not job.protocol:
-                waiting = replies.pending     # the user's replies and agent items, in seq order
+                # The user's replies and agent items on disk, in seq order.
+                waiting = replies.ready
                 if not waiting:
                     return
                 item = waiting[0]
-                terminal.wait_for(lambda: ready_for_text(terminal.reading) or job.protocol)
-                if job.terminal is not terminal or terminal.closed or terminal.eof.is_set() or job.protocol:
-                    return
                 text = item["text"]
                 if item.get("kind") and not terminal.screen.bracketed_paste:
                     text = " ".join(text.split())   # each newline would be an Enter
-                result = terminal.type_text(text, "steer")
+                resuming = job.id in self._adopted
+                terminal.wait_for(lambda: (resuming and typed_not_submitted(terminal, text))
+                                  or ready_for_text(terminal.reading) or job.protocol)
+                self._adopted.discard(job.id)
+                if job.terminal is not terminal or terminal.closed or terminal.eof.is_set() or job.protocol:
+                    return
+                if resuming and typed_not_submitted(terminal, text):
+                    # The daemon before this one died between typing it and its submit keys:
+                    # the text on the input line is roost's own, so only the keys are due.
+                    log.info("job %s: reply %s was typed but not submitted before a restart: "
+                             "submitting it", job.id, item["seq"])
+                    result = terminal.type_text("", "steer", still=lambda: typed_not_submitted(terminal, text))
+                else:
+                    result = terminal.type_text(text, "steer", still=lambda: ready_for_text(terminal.reading))
+                if result.get("ready") is False:
+                    continue   # a reply typed at once came first: wait for the screen again
                 if not result["submitted"] and (terminal.closed or terminal.eof.is_set()):
                     return   # it ended: the reply stays for its next start
                 replies.ack(item["seq"], exact=True)

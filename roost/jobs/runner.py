@@ -36,6 +36,7 @@ class JobRunner:
         self.unread = UnreadWatch(registry, config)
         self.pty_error = None           # why terminals cannot be had, for `status`
         self.on_started = []            # fn(job) once a run is recorded (its replies are typed)
+        self.on_adopted = []            # fn(job) once a run a daemon before this one started is ours
         keeper.exit_listeners.append(self.ends.exited)
         keeper.lost_listeners.append(self._keeper_lost)
 
@@ -72,12 +73,17 @@ class JobRunner:
         early, job.run.early_exit = job.run.early_exit, None
         if early is not None:
             self.ends.exited(early)   # it ended before its start was recorded
-        for hook in list(self.on_started):
+        self.announce_started(job)
+        return job
+
+    def announce_started(self, job, adopted=False):
+        """A run of the job is ours: started now, or (`adopted`) taken from the keeper
+        after the daemon's restart, maybe with replies waiting on its book."""
+        for hook in list(self.on_adopted if adopted else self.on_started):
             try:
                 hook(job)
             except Exception:
                 log.exception("a start hook failed")
-        return job
 
     def _publish_start(self, job, argv, first):
         parent = self.registry.get(job.record.get("parentSession") or "")

@@ -35,6 +35,17 @@ def left_input_line(before, after, cursor, text):
     return True
 
 
+def typed_not_submitted(terminal, text):
+    """The quiet screen's input line ends with `text`'s tail: it was typed, and its
+    submit keys never came (a daemon that died in between)."""
+    tail = pending_tail(text)
+    if not tail or not terminal.judged or terminal.reading.get("state") == "working":
+        return False
+    lines = terminal.screen.lines()
+    row = terminal.screen.cursor[0]
+    return 0 <= row < len(lines) and lines[row].rstrip().endswith(tail)
+
+
 def type_text(terminal, text, mode, timeout):
     """Types `text` and the submit keys into `terminal`, then checks the text left the
     input line; {submitted, error}. followUp waits (up to `timeout` seconds, None: as
