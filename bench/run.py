@@ -31,6 +31,8 @@ SUITES = [
 SCRIPTED = [
     ("agents", "Real agents under roost: the built-in profiles (`scripts/try-agents`)", "try_agents",
      "scripts/try-agents"),
+    ("kill_replies", "Replies across kill -9 of the daemon (`scripts/kill-replies`)", "kill_replies",
+     "scripts/kill-replies"),
 ]
 STORED = os.path.join(HERE, "results.json")
 
