@@ -38,7 +38,9 @@ class Exits:
                 raise RoostError("conflict", f"task #{task_id}'s branch moved since the dry run "
                                              f"({wanted_hash[:12]} -> {tip[:12]}): look again")
             git.push_branch(repo, workspace["branch"], remote)
-            url = git.open_pull_request(workspace["path"] if spaces.present(task) else repo.root,
+            # gh runs git where it starts: the main checkout, never the worktree (its .git
+            # is the agent's to change)
+            url = git.open_pull_request(repo.root,
                                         workspace["baseRef"], workspace["branch"], task["title"], self.body(task))
             workspace["pr"] = {"url": url, "hash": tip, "remote": remote, "at": now_ms()}
             spaces.actions.changed(actor, task, "pr", f": {url}")

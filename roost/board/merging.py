@@ -40,6 +40,13 @@ def _reached(step):
     exactly there."""
 
 
+def _raise_tampered(error):
+    """A worktree refused as tampered is no refusal to merge but a failure of the task
+    (Workspaces.lock sends it to failed): it passes on."""
+    if isinstance(error, GitError) and error.reason == "tampered":
+        raise error
+
+
 class Merges:
     def __init__(self, workspaces):
         self.workspaces = workspaces
@@ -64,7 +71,9 @@ class Merges:
         spaces.present(task)
         if task["state"] == "dropped":
             raise bad_request(f"task #{task['id']} is dropped")
-        if workspace["stage"] == "conflict" and git.worktree_head(workspace["path"])[2]:
+        # a worktree whose .git was tampered with lands nothing, even what needs no sync
+        place = spaces.checkout(task)
+        if workspace["stage"] == "conflict" and git.worktree_head(place)[2]:
             raise bad_request(f"task #{task['id']}'s sync stopped on conflicts: resolve and commit them "
                               f"(`roost task commit {task['id']}`), or give it up (`roost task abort {task['id']}`)")
 
@@ -89,8 +98,9 @@ class Merges:
                 workspace["merge"]["synced"] = "up_to_date"
                 _reached("synced")
                 return "synced", None
-            result = git.sync_with_base(repo, workspace["path"], workspace["baseRef"])
+            result = git.sync_with_base(repo, spaces.checkout(task), workspace["baseRef"])
         except RoostError as error:
+            _raise_tampered(error)
             return self._refused(task, f"syncing with base failed: {error.text}")
         _reached("synced")
         if result.outcome == "conflict":
@@ -121,8 +131,9 @@ class Merges:
                     return self._refused(task, f"not merged: {error.text}")
             # the branch does not hold base (any more): bring it along, in its worktree
             try:
-                result = git.sync_with_base(repo, workspace["path"], workspace["baseRef"])
+                result = git.sync_with_base(repo, spaces.checkout(task), workspace["baseRef"])
             except RoostError as error:
+                _raise_tampered(error)
                 return self._refused(task, f"syncing with base failed: {error.text}")
             workspace["merge"]["synced"] = result.outcome
             _reached("synced")
@@ -213,6 +224,10 @@ class Merges:
         with spaces.lock(task["id"]):
             if (task.get("workspace") or {}).get("stage") != "review":
                 return "refused", f"not merged: it is {task['workspace'].get('stage')}, not review"
+            try:
+                spaces.checkout(task)
+            except RoostError as error:
+                return "refused", f"not merged: {error.text}"
             outcome, detail = self._sync(task, actor, mode)
             if outcome == "conflict":
                 self._tell_conflict(task)

@@ -298,6 +298,7 @@ class Checks:
         with spaces.lock(task_id):
             spaces.workspace(task, "review", "failed")
             spaces.present(task)
+            spaces.checkout(task)           # a tampered worktree fails here, before a job runs in it
             plan = self.verify_plan(task)
             if not plan.ready:
                 raise bad_request(plan.why or f"task #{task_id}'s repository names no verify command")
