@@ -16,6 +16,8 @@ import time
 
 import gevent
 
+from roost.unix.files import open_own
+
 LOG_NAME = "output.log"
 OLD_LOG_NAME = "output.log.1"
 DISCARDED = ".discarded-"
@@ -47,7 +49,8 @@ class OutputLog:
         flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC
         if truncate:
             flags |= os.O_TRUNC
-        self._fd = os.open(self.path, flags, 0o600)
+        # the job writes its directory: a link planted at output.log is never followed
+        self._fd = open_own(self.path, flags, 0o600)
         self._size = os.fstat(self._fd).st_size
 
     def write(self, data):
