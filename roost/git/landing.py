@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 from roost.git import command, land_repair
 from roost.git.changes import worktree_head
+from roost.git.checkouts import checkout_of
 from roost.git.errors import GitError
 from roost.git.names import branch_ref, short_branch
 from roost.git.repository import how_related, ref_sha, require_sha
@@ -189,7 +190,7 @@ def land(repo, branch, base, mode="ff", message=None, lock_timeout=LOCK_WAIT_S, 
                                                      f"Merge branch '{branch_name}' into {base_name}")
         _reached("merge_commit_written")
         if checkout is not None:
-            lock.record({"base": base_name, "old": old, "new": new, "checkout": checkout})
+            lock.record({"base": base_name, "old": old, "new": new, "checkout": checkout.path})
             _reached("recorded")
             _update_checkout(checkout, base_name, old, new, lock, timeout)
             _reached("checkout_updated")
@@ -197,7 +198,7 @@ def land(repo, branch, base, mode="ff", message=None, lock_timeout=LOCK_WAIT_S, 
         _reached("ref_moved")
         if checkout is not None:
             lock.clear()
-        return LandResult("landed", mode, old, new, checkout, repaired)
+        return LandResult("landed", mode, old, new, checkout and checkout.path, repaired)
 
 
 def recover_land(repo, lock_timeout=LOCK_WAIT_S):
@@ -216,10 +217,11 @@ def _checkout_of(repo, base):
     if not os.path.isdir(path):
         raise GitError("checked_out", f"{base} is checked out at {path}, which is gone: "
                        "`git worktree prune` first")
-    branch, _head, merging = worktree_head(path)
+    place = checkout_of(repo, path)
+    branch, _head, merging = worktree_head(place)
     if branch != base or merging:
         raise GitError("busy", f"{base} is being rebased, bisected or merged at {path}")
-    return path
+    return place
 
 
 def _merge_commit(repo, old, tip, message):
