@@ -6,7 +6,7 @@ goes to `failed` saying why."""
 import os
 import subprocess
 
-from boardkit import prepared_and_started, project_repo, refused, stage, task_op, wait_stage
+from boardkit import find, prepared_and_started, project_repo, refused, stage, task_op, wait_stage
 from conftest import wait_for
 from gitkit import commit_file, git, isolated_git, make_repo, sha, write  # noqa: F401
 from test_peers import speaker
@@ -79,3 +79,52 @@ def test_a_gitdir_replaced_by_a_link_is_refused_at_done(daemon, tmp_path):
     assert "a link" in error.text
     wait_for(lambda: stage(daemon, task["id"]) == "failed", what="the task to fail")
     assert not marker.exists()
+
+
+# -- a merge lands what was verified and reviewed -----------------------------------------
+
+def test_a_branch_that_moved_after_review_is_not_landed(daemon, tmp_path):
+    root = project_repo(tmp_path / "repo")
+    task = task_op(daemon, action="add", title="Reviewed work", project=root)["task"]
+    workspace, worker = prepared_and_started(daemon, task["id"])
+    reviewed = commit_file(workspace["path"], "work.txt", "reviewed\n")
+    with speaker(daemon, worker) as client:
+        task_op(client, action="done", id=task["id"])
+    assert find(daemon, task["id"])["workspace"]["verifiedTip"] == reviewed
+    assert task_op(daemon, action="diff", id=task["id"])["diff"]["tip"] == reviewed
+    slipped = commit_file(workspace["path"], "work.txt", "slipped in after the review\n")
+    before = sha(root, "main")
+
+    merged = task_op(daemon, action="merge", id=task["id"])
+    assert merged["task"]["workspace"]["stage"] == "review" and "moved" in merged["note"]
+    assert reviewed[:12] in merged["note"] and slipped[:12] in merged["note"]
+    train = task_op(daemon, action="merge", id=task["id"], train=[task["id"]])
+    assert "moved" in train["note"] and stage(daemon, task["id"]) == "review"
+    refused("conflict", task_op, daemon, action="pr", id=task["id"], dry=True)
+    assert sha(root, "main") == before
+
+    # sent back and done again, the new tip is what is reviewed, and exactly it lands
+    task_op(daemon, action="back", id=task["id"], note="look again")
+    with speaker(daemon, worker) as client:
+        task_op(client, action="done", id=task["id"])
+    landed = task_op(daemon, action="merge", id=task["id"])
+    assert landed["task"]["workspace"]["stage"] == "merged" and sha(root, "main") == slipped
+
+
+def test_merge_lands_the_tip_verify_passed_and_verify_again_takes_a_moved_one(daemon, tmp_path):
+    root = project_repo(tmp_path / "repo", verify="test -f ok.txt")
+    task = task_op(daemon, action="add", title="Verified work", project=root)["task"]
+    approve(daemon, task["id"])
+    workspace, worker = prepared_and_started(daemon, task["id"])
+    verified = commit_file(workspace["path"], "ok.txt", "ok\n")
+    with speaker(daemon, worker) as client:
+        task_op(client, action="done", id=task["id"])
+    in_review = wait_stage(daemon, task["id"], "review")
+    assert in_review["workspace"]["verifiedTip"] == verified == in_review["workspace"]["verify"]["tip"]
+    moved = commit_file(workspace["path"], "more.txt", "unverified\n")
+    merged = task_op(daemon, action="merge", id=task["id"])
+    assert "moved" in merged["note"] and sha(root, "main") != moved
+    task_op(daemon, action="verify", id=task["id"])
+    assert wait_stage(daemon, task["id"], "review")["workspace"]["verifiedTip"] == moved
+    assert task_op(daemon, action="merge", id=task["id"])["task"]["workspace"]["stage"] == "merged"
+    assert sha(root, "main") == moved

@@ -79,6 +79,22 @@ class Workspaces:
         """The task's worktree as its repository records it (roost.git.checkouts)."""
         return git.checkout_of(self.repository(task), task["workspace"]["path"])
 
+    def unverified(self, task):
+        """None when the task's branch is at `workspace.verifiedTip` (the commit its
+        verify passed on, or with no verify the one it was done at: what the person
+        reviews), else why not, in words. Merge, the train and pr land only that commit."""
+        workspace = task["workspace"]
+        verified = workspace.get("verifiedTip")
+        tip = git.ref_sha(self.repository(task), workspace["branch"])
+        again = (f"verify it again (`roost task verify {task['id']}`) or send it back "
+                 f"(`roost task back {task['id']}`)")
+        if not verified:
+            return f"branch {workspace['branch']} has no verified tip on record: {again}"
+        if tip != verified:
+            return (f"branch {workspace['branch']} moved since it was verified and reviewed "
+                    f"({verified[:12]} -> {str(tip)[:12]}): {again}")
+        return None
+
     def fail_tampered(self, task, error):
         """Stage failed, with the refusal as its note (once: its stage may be failed already)."""
         workspace = (task or {}).get("workspace") or {}
@@ -153,7 +169,9 @@ class Workspaces:
                 self.stages.move(task, "verifying", note=None, actor=actor)
                 self.checks.run_verify(task, plan)
             else:
-                self.stages.move(task, "review", note=plan.why or None, actor=actor)
+                # no verify: what the person reviews is the commit it was done at
+                self.stages.move(task, "review", note=plan.why or None, actor=actor,
+                                 verifiedTip=git.worktree_head(place)[1])
         holder = task.get("owner")
         if actor.person and holder:
             self.actions.tell(holder["id"], f"Task #{task['id']} ({task['title']}) was sent to "
@@ -175,7 +193,8 @@ class Workspaces:
                 return task, "nothing to commit"
             note = f"committed {sha[:12]}"
             if was_merging and workspace["stage"] == "conflict":
-                self.stages.move(task, "review", note="the sync's conflicts were resolved", actor=actor)
+                self.stages.move(task, "review", note="the sync's conflicts were resolved", actor=actor,
+                                 verifiedTip=sha)
                 note += ": the sync's conflicts are resolved"
             else:
                 self.board.save()

@@ -103,13 +103,15 @@ class SyncResult:
     forward), "up_to_date" (base is in the branch already), "conflict" (the merge
     stopped; `conflicts` lists the paths, the worktree is mid-merge until resolved and
     committed, or aborted) or "refused" (uncommitted changes; `detail` names them).
-    `head` is the branch's commit afterwards, `base` the commit of base merged."""
+    `head` is the branch's commit afterwards, `base` the commit of base merged, `before`
+    the branch's commit the sync started from."""
 
     outcome: str
     head: str | None
     base: str
     conflicts: list = field(default_factory=list)
     detail: str = ""
+    before: str | None = None
 
 
 def sync_with_base(repo, worktree, base, timeout=command.WORK_S):
@@ -132,7 +134,7 @@ def sync_with_base(repo, worktree, base, timeout=command.WORK_S):
             "-m", f"Merge branch '{short_branch(base_ref)}' into {branch}", base_sha]
     done = command.run(args, worktree, timeout=timeout, check=False, what="git merge")
     if done.returncode == 0:
-        return SyncResult("merged", worktree_head(worktree)[1], base_sha)
+        return SyncResult("merged", worktree_head(worktree)[1], base_sha, before=head)
     _branch, _head, merging = worktree_head(worktree)
     if merging:
         return SyncResult("conflict", head, base_sha, conflicts=unmerged_paths(worktree), detail=done.stderr.strip())

@@ -162,8 +162,11 @@ class RepositoryLock:
         self._write({"pid": os.getpid(), "landing": None})
 
 
-def land(repo, branch, base, mode="ff", message=None, lock_timeout=LOCK_WAIT_S, timeout=command.WORK_S):
-    """Land `branch` on `base` (both branch names) in `repo`; returns a LandResult.
+def land(repo, branch, base, mode="ff", message=None, lock_timeout=LOCK_WAIT_S, timeout=command.WORK_S, tip=None):
+    """Land `branch` on `base` (both branch names) in `repo`; returns a LandResult. With
+    `tip` (a sha: the commit that was verified and reviewed), exactly that commit lands:
+    a branch found elsewhere under the lock is refused (`unverified`), and what lands is
+    the commit read there, whatever the branch does afterwards.
 
     Refused (GitError): `not_synced` when the branch does not hold base's tip (sync it
     first), `dirty` when base's checkout has uncommitted changes to a file the land
@@ -179,7 +182,11 @@ def land(repo, branch, base, mode="ff", message=None, lock_timeout=LOCK_WAIT_S, 
         repaired = land_repair.repair(repo, lock)
         checkout = _checkout_of(repo, base_name)
         old = require_sha(repo, base_name)
-        tip = require_sha(repo, branch_name)
+        found = require_sha(repo, branch_name)
+        if tip is not None and found != tip:
+            raise GitError("unverified", f"{branch_name} moved since it was verified and reviewed "
+                           f"({tip[:12]} -> {found[:12]}): nothing landed")
+        tip = found
         relation = how_related(repo.root, old, tip)
         if relation == "contained":
             return LandResult("up_to_date", mode, old, old, repaired=repaired)
