@@ -63,15 +63,31 @@ def checkout_of(repo, path):
 
 def _admin_dir_of(repo, resolved):
     linked = os.path.join(repo.common_dir, "worktrees")
+    # git names the entry after the worktree's directory (with a number when taken): that
+    # one is read first, every entry only when it is not the one
+    first = os.path.basename(resolved)
+    if _records(linked, first, resolved):
+        return os.path.join(linked, first)
     try:
         names = sorted(os.listdir(linked))
     except OSError:
         return None
     for name in names:
-        recorded = _read_small(os.path.join(linked, name, "gitdir"))
-        if recorded and os.path.realpath(os.path.dirname(recorded.strip())) == resolved:
+        if name != first and _records(linked, name, resolved):
             return os.path.join(linked, name)
     return None
+
+
+def _records(linked, name, resolved):
+    recorded = _read_small(os.path.join(linked, name, "gitdir"))
+    return bool(recorded) and _same(os.path.dirname(recorded.strip()), resolved)
+
+
+def _same(path, resolved):
+    """Whether `path` names `resolved` (a resolved path): spelled exactly so (git's own
+    spelling, the usual case: no system call), else once resolved as the kernel would
+    (never by spelling alone: `x/../` through a link goes elsewhere)."""
+    return path == resolved or os.path.realpath(path) == resolved
 
 
 def check(place):
@@ -86,7 +102,7 @@ def check(place):
     except OSError as error:
         raise GitError("tampered", f"{dot_git} cannot be read ({error.strerror}): refused") from None
     if place.main:
-        if stat.S_ISDIR(info.st_mode) and os.path.realpath(dot_git) == os.path.realpath(place.git_dir):
+        if stat.S_ISDIR(info.st_mode) and _same(dot_git, place.git_dir):
             return
         raise GitError("tampered", f"{dot_git} is not the repository's own git directory {place.git_dir}: refused")
     if not stat.S_ISREG(info.st_mode):
@@ -97,7 +113,7 @@ def check(place):
     target = said[len("gitdir:"):].strip() if said and said.startswith("gitdir:") else None
     if target is not None and not os.path.isabs(target):
         target = os.path.join(place.path, target)
-    if target is None or os.path.realpath(target) != os.path.realpath(place.git_dir):
+    if target is None or not _same(target, place.git_dir):
         shown = (said or "").strip()[:200]
         raise GitError("tampered", f"{dot_git} no longer points where roost made it ({place.git_dir}); it says "
                        f"{shown!r}: roost runs no git there")
