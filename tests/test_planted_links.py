@@ -61,11 +61,16 @@ def test_a_link_planted_at_the_temp_name_is_never_opened(writer, tmp_path, monke
     assert sorted(os.listdir(job_dir)) == sorted(["agent.json", f".agent.json.{'01' * 6}.tmp"])
 
 
-def test_the_store_writes_through_the_same_writer(tmp_path):
+def test_the_store_writes_through_the_same_writer(tmp_path, monkeypatch):
     outside = _outside(tmp_path)
     (tmp_path / "job.json").symlink_to(outside)
     store.write_json(str(tmp_path / "job.json"), {"version": 1})
     assert outside.read_text() == OUTSIDE and json.loads((tmp_path / "job.json").read_text()) == {"version": 1}
+    draws = iter([b"\x03" * 6, b"\x04" * 6])
+    monkeypatch.setattr(os, "urandom", lambda count: next(draws))
+    (tmp_path / f".job.json.{'03' * 6}.tmp").symlink_to(outside)       # job.json's temp name
+    store.write_json(str(tmp_path / "job.json"), {"version": 2})
+    assert outside.read_text() == OUTSIDE and json.loads((tmp_path / "job.json").read_text()) == {"version": 2}
 
 
 @pytest.mark.parametrize("plant", ["symlink", "hardlink"])
