@@ -130,3 +130,23 @@ def test_an_output_log_replaced_by_a_link_is_not_followed_by_the_next_daemon(dae
              what="the job's log made anew, and written")
     assert outside.read_text() == OUTSIDE
     daemon.call("stop", id=job_id)
+
+
+def test_a_log_s_tail_never_reads_a_planted_link(tmp_path):
+    from roost.term.output_log import read_tail
+
+    secret = tmp_path / "id_key"
+    secret.write_text("the user's secret key\n")
+    job_dir = tmp_path / "job"
+    job_dir.mkdir()
+    (job_dir / "output.log").write_bytes(b"the job's own output\n")
+    (job_dir / "output.log.1").symlink_to(secret)
+    assert read_tail(str(job_dir), 4096) == b"the job's own output\n"
+    os.remove(job_dir / "output.log.1")
+    os.link(secret, job_dir / "output.log.1")
+    assert read_tail(str(job_dir), 4096) == b"the job's own output\n"
+    (job_dir / "output.log.1").unlink()
+    (job_dir / "output.log.1").write_bytes(b"older output\n")
+    assert read_tail(str(job_dir), 4096) == b"older output\nthe job's own output\n"
+    assert read_tail(str(job_dir), 10) == b"wn output\n"
+    assert read_tail(str(job_dir), 30) == b"older output\nthe job's own output\n"[-30:]

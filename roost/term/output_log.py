@@ -16,7 +16,7 @@ import time
 
 import gevent
 
-from roost.unix.files import open_own
+from roost.unix.files import open_own, open_own_for_reading
 
 LOG_NAME = "output.log"
 OLD_LOG_NAME = "output.log.1"
@@ -121,14 +121,14 @@ def read_tail(job_dir, size):
     for name in (LOG_NAME, OLD_LOG_NAME):
         if wanted <= 0:
             break
-        try:
-            with open(os.path.join(job_dir, name), "rb") as handle:
-                handle.seek(0, os.SEEK_END)
-                length = handle.tell()
-                handle.seek(max(0, length - wanted))
-                chunk = handle.read(wanted)
-        except FileNotFoundError:
+        fd = open_own_for_reading(os.path.join(job_dir, name))      # a planted link is not read
+        if fd is None:
             continue
+        try:
+            length = os.fstat(fd).st_size
+            chunk = os.pread(fd, min(wanted, length), max(0, length - wanted))
+        finally:
+            os.close(fd)
         chunks.insert(0, chunk)
         wanted -= len(chunk)
     return b"".join(chunks)

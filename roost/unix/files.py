@@ -12,7 +12,9 @@ points. So:
   rename replaces a link, it never writes through one);
 - a file kept open for writing is opened with O_NOFOLLOW, and must be a plain file with
   one name: a link or a hard link planted in its place is removed (logged) and the file
-  made anew with O_EXCL, so the job goes on and the other file is never touched.
+  made anew with O_EXCL, so the job goes on and the other file is never touched;
+- a file read back out (a log's tail, told to the person and to sessions) is read only
+  when it is such a plain file: a link to the user's key is never read into a message.
 
 The keeper imports this (standard library only); roost.store routes it through its
 threadpool; roost_agent.py, which must stay one standard-library file, keeps a copy of
@@ -77,6 +79,28 @@ def open_own(path, flags, mode=0o600):
         return fd
     os.close(fd)
     return _anew(path, flags, mode, "a hard link" if stat.S_ISREG(info.st_mode) else "not a plain file")
+
+
+def open_own_for_reading(path):
+    """A read-only fd of a file roost wrote where a job can write, or None when there is
+    none, or what is there is a link, a hard link or not a plain file: a job's plant,
+    never read out to anyone (a log's tail goes to the person and to sessions)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        if error.errno != errno.ELOOP:
+            raise
+        log.warning("%s is a symbolic link (planted?): not read", path)
+        return None
+    info = os.fstat(fd)
+    if stat.S_ISREG(info.st_mode) and info.st_nlink == 1:
+        return fd
+    os.close(fd)
+    log.warning("%s is %s (planted?): not read", path,
+                "a hard link" if stat.S_ISREG(info.st_mode) else "not a plain file")
+    return None
 
 
 def _anew(path, flags, mode, what):
