@@ -449,3 +449,15 @@ def test_a_worktree_is_run_through_its_record_never_its_own_git_file(repo, tmp_p
         with pytest.raises(GitError) as changed:
             call()
         assert changed.value.reason == "tampered" and "no longer points" in str(changed.value)
+
+
+def test_a_main_checkout_whose_git_is_a_file_is_still_the_user_s(tmp_path):
+    """A submodule's checkout (or `clone --separate-git-dir`) has a .git file that is no
+    linked worktree's: roost's runs there, and its check, take it as the user's own."""
+    origin = make_repo(str(tmp_path / "origin"))
+    subprocess.run(["git", "clone", "--quiet", "--separate-git-dir", str(tmp_path / "store.git"), origin,
+                    str(tmp_path / "clone")], check=True, capture_output=True, timeout=60)
+    clone = str(tmp_path / "clone")
+    found = roost_git.repository_of(clone)
+    assert roost_git.is_clean(clone) and roost_git.checkout_of(found, clone).main
+    assert roost_git.worktree_head(clone)[0] == "main"

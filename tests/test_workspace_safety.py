@@ -81,6 +81,24 @@ def test_a_gitdir_replaced_by_a_link_is_refused_at_done(daemon, tmp_path):
     assert not marker.exists()
 
 
+def test_the_train_fails_a_tampered_task_and_lands_nothing(daemon, tmp_path):
+    root = project_repo(tmp_path / "repo")
+    task = task_op(daemon, action="add", title="Tampered in a train", project=root)["task"]
+    workspace, worker = prepared_and_started(daemon, task["id"])
+    commit_file(workspace["path"], "work.txt", "work\n")
+    with speaker(daemon, worker) as client:
+        task_op(client, action="done", id=task["id"])
+    marker = tmp_path / "marker"
+    planted = planted_repository(tmp_path / "planted", marker)
+    with open(os.path.join(workspace["path"], ".git"), "w") as handle:
+        handle.write(f"gitdir: {planted}/.git\n")
+    before = sha(root, "main")
+    train = task_op(daemon, action="merge", id=task["id"], train=[task["id"]])
+    assert "not merged" in train["note"] and "no longer points" in train["note"]
+    assert stage(daemon, task["id"]) == "failed" and sha(root, "main") == before
+    assert not marker.exists()
+
+
 # -- a merge lands what was verified and reviewed -----------------------------------------
 
 def test_a_branch_that_moved_after_review_is_not_landed(daemon, tmp_path):

@@ -253,7 +253,9 @@ class Merges:
                 return "refused", f"not merged: it is {task['workspace'].get('stage')}, not review"
             try:
                 spaces.checkout(task)
-            except RoostError as error:
+            except GitError as error:
+                if error.reason == "tampered":
+                    spaces.fail_tampered(task, error)
                 return "refused", f"not merged: {error.text}"
             unverified = spaces.unverified(task)
             if unverified:

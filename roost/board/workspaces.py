@@ -169,9 +169,9 @@ class Workspaces:
                 self.stages.move(task, "verifying", note=None, actor=actor)
                 self.checks.run_verify(task, plan)
             else:
-                # no verify: what the person reviews is the commit it was done at
+                # no verify: what the person reviews is the branch's commit it was done at
                 self.stages.move(task, "review", note=plan.why or None, actor=actor,
-                                 verifiedTip=git.worktree_head(place)[1])
+                                 verifiedTip=git.ref_sha(self.repository(task), workspace["branch"]))
         holder = task.get("owner")
         if actor.person and holder:
             self.actions.tell(holder["id"], f"Task #{task['id']} ({task['title']}) was sent to "

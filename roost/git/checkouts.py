@@ -91,9 +91,10 @@ def _same(path, resolved):
 
 
 def check(place):
-    """Raise GitError("tampered") unless the worktree's `.git` is still what git made: for
-    the main checkout, the common dir itself; for a linked one, a plain file (not a link)
-    whose `gitdir:` is its recorded git dir."""
+    """Raise GitError("tampered") unless the worktree's `.git` is still what git made: a
+    plain file (not a link) whose `gitdir:` is its recorded git dir, or for the main
+    checkout the common dir itself (a directory, or such a file: a submodule's checkout,
+    `clone --separate-git-dir`)."""
     dot_git = os.path.join(place.path, ".git")
     try:
         info = os.lstat(dot_git)
@@ -101,8 +102,8 @@ def check(place):
         raise GitError("tampered", f"{place.path} has no .git any more (it was {place.git_dir}): refused") from None
     except OSError as error:
         raise GitError("tampered", f"{dot_git} cannot be read ({error.strerror}): refused") from None
-    if place.main:
-        if stat.S_ISDIR(info.st_mode) and _same(dot_git, place.git_dir):
+    if place.main and stat.S_ISDIR(info.st_mode):
+        if _same(dot_git, place.git_dir):
             return
         raise GitError("tampered", f"{dot_git} is not the repository's own git directory {place.git_dir}: refused")
     if not stat.S_ISREG(info.st_mode):

@@ -159,10 +159,21 @@ def _located(cwd, label):
 
 
 def refuse_linked(directory, label):
-    """Refuse a linked worktree (or what looks like one) named by its path alone: its
-    .git file is not to be believed."""
+    """Refuse a linked worktree (or what looks like one: a link, or a `gitdir:` into some
+    `worktrees/`) named by its path alone: its .git file is not to be believed. A main
+    checkout whose .git is a file of another kind (a submodule's) is the user's own."""
     dot_git = os.path.join(directory, ".git")
-    if os.path.lexists(dot_git) and (os.path.islink(dot_git) or not os.path.isdir(dot_git)):
+    if os.path.isdir(dot_git) and not os.path.islink(dot_git) or not os.path.lexists(dot_git):
+        return
+    said = ""
+    if not os.path.islink(dot_git):
+        try:
+            with open(dot_git, "rb") as handle:
+                said = os.fsdecode(handle.read(checkouts.MAX_LINK_BYTES)).strip()
+        except OSError:
+            pass
+    target = said[len("gitdir:"):].strip() if said.startswith("gitdir:") else ""
+    if not target or os.path.basename(os.path.dirname(os.path.normpath(target))) == "worktrees":
         raise GitError("tampered", f"{label}: {directory} is a linked worktree, and roost runs git there only "
                        "through the repository's own record of it (checkouts.checkout_of)")
 
