@@ -1,9 +1,10 @@
 """The one module that writes roost's state files.
 
 Every write is atomic and durable before the caller goes on (an append to a log is
-durable, and its reader drops a torn last line): a unique temp file in the
-same directory, write, fsync, os.replace, fsync of the directory (dulwich's GitFile
-pattern). Every file carries a "version"; callers read-modify-write the dict they
+durable, and its reader drops a torn last line): roost.unix.files' writer, the house's
+one (a temp of a random name made with O_EXCL and O_NOFOLLOW in the same directory,
+write, fsync, os.replace, fsync of the directory: dulwich's GitFile pattern), so a link
+a job planted in its directory is never written through. Every file carries a "version"; callers read-modify-write the dict they
 loaded, so fields this version does not know survive. A damaged file is set aside as
 `<name>.corrupt-<time>`, logged and remembered (status lists it), never silently
 replaced by an empty state.
@@ -21,6 +22,7 @@ import threading
 import time
 
 from roost import codec
+from roost.unix.files import fsync_dir, open_own, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -48,54 +50,15 @@ def _blocking(fn, *args):
     return _run_blocking(fn, *args)
 
 
-def _fsync_dir(directory):
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _write_atomic(path, data, mode):
-    directory = os.path.dirname(path) or "."
-    # O_EXCL on a name unique to this process and thread: two writers never share a temp.
-    temp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{threading.get_ident()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        _unlink_quietly(temp)
-        raise
-    os.close(fd)
-    try:
-        os.replace(temp, path)
-    except BaseException:
-        _unlink_quietly(temp)
-        raise
-    _fsync_dir(directory)
-
-
-def _unlink_quietly(path):
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-
-
 def write_bytes(path, data, mode=0o600):
     """Replace `path` with `data`, durably. Returns once it is on disk."""
-    _blocking(_write_atomic, path, bytes(data), mode)
+    _blocking(write_atomic, path, bytes(data), mode)
 
 
 def write_json(path, value, mode=0o600):
     """Replace `path` with `value` as JSON, durably. `value` should carry "version"."""
     data = codec.encode_pretty(value).encode("utf-8") + b"\n"
-    _blocking(_write_atomic, path, data, mode)
+    _blocking(write_atomic, path, data, mode)
 
 
 def append_bytes(path, data, mode=0o600):
@@ -106,7 +69,7 @@ def append_bytes(path, data, mode=0o600):
 
 def _append(path, data, mode):
     created = not os.path.exists(path)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, mode)
+    fd = open_own(path, os.O_WRONLY | os.O_APPEND, mode)
     try:
         view = memoryview(data)
         while view:
@@ -116,7 +79,7 @@ def _append(path, data, mode):
     finally:
         os.close(fd)
     if created:
-        _fsync_dir(os.path.dirname(path) or ".")
+        fsync_dir(os.path.dirname(path) or ".")
 
 
 def read_json(path, default=None):
@@ -172,7 +135,7 @@ def remove_tree(path):
             return
         parent = os.path.dirname(path)
         try:
-            _fsync_dir(parent)
+            fsync_dir(parent)
         except OSError as error:
             if error.errno != errno.ENOENT:
                 raise

@@ -79,3 +79,11 @@ def run_python(code, *args, env=None, cwd=None):
     return subprocess.Popen([sys.executable, "-c", code, *[str(arg) for arg in args]], cwd=cwd,
                             env={**os.environ, "PYTHONPATH": ROOT, **(env or {})},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def place(repo, tree):
+    """A linked worktree as roost names it to git: its Checkout, from the repository's
+    record (a bare path of one is refused)."""
+    from roost import git as roost_git
+
+    return roost_git.checkout_of(repo, tree.path)

@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from conftest import wait_for
-from gitkit import commit_file, git, isolated_git, make_repo, read, run_python, sha, write  # noqa: F401
+from gitkit import commit_file, git, isolated_git, make_repo, place, read, run_python, sha, write  # noqa: F401
 from roost import git as roost_git
 from roost.git import command
 from roost.git.errors import GitError
@@ -34,18 +34,18 @@ def test_the_whole_path_worktree_commit_sync_and_land_three_ways(repo, tmp_path)
     assert roost_git.repository_of(os.path.join(first.path, "src")) == repo
     write(os.path.join(first.path, "src/app.txt"), "one\ntwo\nthree\nfour\n")
     write(os.path.join(first.path, "notes.md"), "new file\n")
-    assert not roost_git.is_clean(first.path)
-    tip = roost_git.commit_all(first.path, "Add four and notes")
-    assert tip == sha(first.path, "HEAD") and roost_git.is_clean(first.path)
-    assert roost_git.commit_all(first.path, "nothing") is None
+    assert not roost_git.is_clean(place(repo, first))
+    tip = roost_git.commit_all(place(repo, first), "Add four and notes")
+    assert tip == sha(first.path, "HEAD") and roost_git.is_clean(place(repo, first))
+    assert roost_git.commit_all(place(repo, first), "nothing") is None
 
     # base moves on: the sync merges it into the branch, in the worktree
     commit_file(main, "README", "a repository, changed on base\n")
     assert not roost_git.is_merged(repo, "main", first.branch)
-    synced = roost_git.sync_with_base(repo, first.path, "main")
+    synced = roost_git.sync_with_base(repo, place(repo, first), "main")
     assert synced.outcome == "merged" and synced.base == sha(main, "main")
     assert git(first.path, "rev-list", "--parents", "-n1", "HEAD").count(" ") == 2    # a merge commit
-    assert roost_git.sync_with_base(repo, first.path, "main").outcome == "up_to_date"
+    assert roost_git.sync_with_base(repo, place(repo, first), "main").outcome == "up_to_date"
     assert [(f.status, f.path) for f in roost_git.changed_files(repo, "main", first.branch)] == \
         [("A", "notes.md"), ("M", "src/app.txt")]
     review = roost_git.diff(repo, "main", first.branch)
@@ -84,21 +84,21 @@ def test_a_real_conflict_stops_the_sync_and_abort_gives_it_up(repo, tmp_path):
     commit_file(task.path, "src/app.txt", "one\nTWO on the branch\nthree\n")
     commit_file(repo.root, "src/app.txt", "one\ntwo on base\nthree\n")
     head = sha(task.path, "HEAD")
-    result = roost_git.sync_with_base(repo, task.path, "main")
+    result = roost_git.sync_with_base(repo, place(repo, task), "main")
     assert (result.outcome, result.conflicts, result.head) == ("conflict", ["src/app.txt"], head)
     assert "<<<<<<<" in read(os.path.join(task.path, "src/app.txt"))
     with pytest.raises(GitError) as refused:
-        roost_git.commit_all(task.path, "would commit the markers")
+        roost_git.commit_all(place(repo, task), "would commit the markers")
     assert refused.value.reason == "conflict"
-    assert roost_git.sync_with_base(repo, task.path, "main").outcome == "refused"
-    assert roost_git.abort_sync(task.path) is True
-    assert sha(task.path, "HEAD") == head and roost_git.is_clean(task.path)
-    assert roost_git.abort_sync(task.path) is False
+    assert roost_git.sync_with_base(repo, place(repo, task), "main").outcome == "refused"
+    assert roost_git.abort_sync(place(repo, task)) is True
+    assert sha(task.path, "HEAD") == head and roost_git.is_clean(place(repo, task))
+    assert roost_git.abort_sync(place(repo, task)) is False
 
     # resolved and committed, the merge is concluded and the branch can land
-    roost_git.sync_with_base(repo, task.path, "main")
+    roost_git.sync_with_base(repo, place(repo, task), "main")
     write(os.path.join(task.path, "src/app.txt"), "one\nboth\nthree\n")
-    merged = roost_git.commit_all(task.path, "Resolve")
+    merged = roost_git.commit_all(place(repo, task), "Resolve")
     assert len(git(task.path, "rev-list", "--parents", "-n1", merged).split()) == 3
     assert roost_git.land(repo, task.branch, "main").outcome == "landed"
     assert read(os.path.join(repo.root, "src/app.txt")) == "one\nboth\nthree\n"
@@ -109,13 +109,13 @@ def test_dirty_worktrees_are_refused_where_work_would_be_lost_and_other_edits_st
     commit_file(task.path, "done.txt", "done\n")
     commit_file(repo.root, "README", "moved on\n")
     write(os.path.join(task.path, "scratch.txt"), "untracked work\n")
-    refused = roost_git.sync_with_base(repo, task.path, "main")
+    refused = roost_git.sync_with_base(repo, place(repo, task), "main")
     assert refused.outcome == "refused" and "scratch.txt" in refused.detail
     with pytest.raises(GitError) as error:
         roost_git.remove_worktree(repo, task.path)
     assert error.value.reason == "dirty" and os.path.exists(os.path.join(task.path, "scratch.txt"))
     os.unlink(os.path.join(task.path, "scratch.txt"))
-    assert roost_git.sync_with_base(repo, task.path, "main").outcome == "merged"
+    assert roost_git.sync_with_base(repo, place(repo, task), "main").outcome == "merged"
 
     # the main checkout, where base is checked out: a file the land changes must be as
     # committed there, or nothing moves and nothing is lost
@@ -252,7 +252,7 @@ def test_a_hostile_title_gives_a_valid_branch_and_runs_nothing(repo, tmp_path, m
     task = roost_git.add_worktree(repo, str(tmp_path / "wt"), branch, "main")
     commit_file(task.path, "a.txt", "a\n")
     assert roost_git.land(repo, branch, "main").outcome == "landed"
-    roost_git.commit_all(task.path, HOSTILE)
+    roost_git.commit_all(place(repo, task), HOSTILE)
     for where in (tmp_path, repo.root, task.path, os.path.expanduser("~")):
         assert not os.path.exists(os.path.join(where, "x"))
     assert roost_git.slug("") == roost_git.slug("日本語") == roost_git.slug("$(;)") == "task"
@@ -315,8 +315,8 @@ def test_git_runs_with_the_user_s_environment_and_no_prompt(repo, tmp_path, monk
     task = new_task(repo, tmp_path)
     commit_file(task.path, "b.txt", "b\n")
     commit_file(repo.root, "c.txt", "c\n")
-    assert roost_git.sync_with_base(repo, task.path, "main").outcome == "merged"
-    assert command.run(["commit", "--amend", "--quiet"], task.path, timeout=20).ok
+    assert roost_git.sync_with_base(repo, place(repo, task), "main").outcome == "merged"
+    assert command.run(["commit", "--amend", "--quiet"], place(repo, task), timeout=20).ok
 
 
 def test_a_run_past_its_timeout_is_killed_with_its_hooks(repo, tmp_path):
@@ -429,3 +429,35 @@ def test_the_board_s_questions_of_many_branches_and_a_rename(repo, tmp_path):
     assert roost_git.commits_ahead(repo, open_.branch, "main") == 1
     assert roost_git.changed_files(repo, "main", open_.branch) == [
         roost_git.ChangedFile("R", "src/renamed.txt", "src/app.txt")]
+
+
+def test_a_worktree_is_run_through_its_record_never_its_own_git_file(repo, tmp_path):
+    task = new_task(repo, tmp_path)
+    at = place(repo, task)
+    assert at.git_dir == os.path.join(repo.common_dir, "worktrees", "wt1") and not at.main
+    assert roost_git.checkout_of(repo, repo.root).main
+    with pytest.raises(GitError) as bare:
+        roost_git.is_clean(task.path)                # a bare path of a linked worktree
+    assert bare.value.reason == "tampered"
+    done = command.run(["status", "--porcelain"], at)
+    assert done.argv[:5] == ["git", "-C", at.path, "--git-dir=" + at.git_dir, "--work-tree=" + at.path]
+    assert "core.fsmonitor=false" in done.argv and "core.hooksPath=/dev/null" in done.argv
+    other = make_repo(str(tmp_path / "other"))
+    write(os.path.join(task.path, ".git"), f"gitdir: {other}/.git\n")
+    for call in (lambda: roost_git.is_clean(at), lambda: roost_git.worktree_head(at),
+                 lambda: roost_git.checkout_of(repo, task.path)):
+        with pytest.raises(GitError) as changed:
+            call()
+        assert changed.value.reason == "tampered" and "no longer points" in str(changed.value)
+
+
+def test_a_main_checkout_whose_git_is_a_file_is_still_the_user_s(tmp_path):
+    """A submodule's checkout (or `clone --separate-git-dir`) has a .git file that is no
+    linked worktree's: roost's runs there, and its check, take it as the user's own."""
+    origin = make_repo(str(tmp_path / "origin"))
+    subprocess.run(["git", "clone", "--quiet", "--separate-git-dir", str(tmp_path / "store.git"), origin,
+                    str(tmp_path / "clone")], check=True, capture_output=True, timeout=60)
+    clone = str(tmp_path / "clone")
+    found = roost_git.repository_of(clone)
+    assert roost_git.is_clean(clone) and roost_git.checkout_of(found, clone).main
+    assert roost_git.worktree_head(clone)[0] == "main"

@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from conftest import wait_for
-from gitkit import commit_file, git, isolated_git, make_repo, read, run_python, sha, write  # noqa: F401
+from gitkit import commit_file, git, isolated_git, make_repo, place, read, run_python, sha, write  # noqa: F401
 from roost import git as roost_git
 from roost.git import landing
 from roost.git.errors import GitError
@@ -44,7 +44,7 @@ def task_with_work(repo, tmp_path, task_id=1, files=None):
     for name, text in (files or {"src/app.txt": "one\ntwo\nthree\nfour\n", "added/new.txt": "new\n"}).items():
         write(os.path.join(task.path, name), text)
     git(task.path, "rm", "--quiet", "--", "README")
-    roost_git.commit_all(task.path, "the task's work")
+    roost_git.commit_all(place(repo, task), "the task's work")
     return task
 
 

@@ -4,8 +4,11 @@ cleanup's dry run, and --json printing exactly the op's result."""
 
 import json
 import os
+import pty
+import subprocess
 
 from boardkit import project_repo, task_op, wait_stage
+from conftest import PYTHON
 from gitkit import commit_file, git, isolated_git, read, sha, write  # noqa: F401
 
 
@@ -18,7 +21,10 @@ def cli(daemon, *argv):
 def test_a_task_from_start_to_merge_on_the_command_line(daemon, tmp_path):
     root = project_repo(str(tmp_path / "repo"), verify="test -f notes.md")
     assert "#1 Write the notes" in cli(daemon, "add", "Write", "the", "notes", "--project", root)
-    approved = cli(daemon, "approve", "1")
+    shown = cli(daemon, "approve", "1", "--dry")
+    assert "verify: test -f notes.md" in shown
+    digest = shown.split("hash: ")[1].split()[0]
+    approved = cli(daemon, "approve", "1", "--hash", digest)
     assert "verify: test -f notes.md" in approved and "approved for" in approved
     started = cli(daemon, "start", "1", "--name", "writer", "sleep", "300")
     assert "#1 Write the notes: working" in started and "started " in started
@@ -63,3 +69,44 @@ def test_a_train_on_the_command_line_and_usage_refused(daemon, tmp_path):
     assert bad.returncode == 2 and b"numbers" in bad.stderr
     refused = daemon.cli("task", "merge", "1")
     assert refused.returncode == 1 and b"bad_request" in refused.stderr
+
+
+# -- approving is tied to what the person saw (issue 16) ---------------------------------
+
+HIDING = "make test\r\x1b[2Kecho all is well"      # \r and an erase-line hide `make test` on a terminal
+
+
+def test_approve_dry_shows_control_characters_and_hash_approves_only_what_was_shown(daemon, tmp_path):
+    root = project_repo(str(tmp_path / "repo"), verify=HIDING)
+    cli(daemon, "add", "Hidden", "--project", root)
+    shown = cli(daemon, "approve", "1", "--dry")
+    assert "verify: make test\\r\\e[2Kecho all is well" in shown
+    assert "\x1b" not in shown and "\r" not in shown
+    digest = shown.split("hash: ")[1].split()[0]
+    assert f"roost task approve 1 --hash {digest}" in shown
+    wrong = daemon.cli("task", "approve", "1", "--hash", "0" * 64)
+    assert wrong.returncode == 1 and b"changed since they were shown" in wrong.stderr
+    assert "not approved" in cli(daemon, "approve", "1", "--dry")
+    assert "approved for" in cli(daemon, "approve", "1", "--hash", digest)
+    assert "approved already" in cli(daemon, "approve", "1", "--dry")
+
+
+def test_plain_approve_asks_at_a_terminal_and_is_refused_elsewhere(daemon, tmp_path):
+    root = project_repo(str(tmp_path / "repo"), verify="test -f notes.md")
+    cli(daemon, "add", "Asked", "--project", root)
+    piped = daemon.cli("task", "approve", "1", input=b"y\n")
+    assert piped.returncode == 2 and b"--dry" in piped.stderr and b"--hash" in piped.stderr
+    assert "not approved" in cli(daemon, "approve", "1", "--dry")
+    for answer, code, state in ((b"n\n", 1, "not approved"), (b"y\n", 0, "approved already")):
+        master, slave = pty.openpty()
+        try:
+            process = subprocess.Popen([PYTHON, "-m", "roost", "task", "approve", "1"], env=daemon.env,
+                                       stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            os.write(master, answer)
+            _out, err = process.communicate(timeout=30)
+        finally:
+            os.close(master)
+            os.close(slave)
+        assert process.returncode == code, err
+        assert b"verify: test -f notes.md" in err and b"Approve these commands? [y/N]" in err
+        assert state in cli(daemon, "approve", "1", "--dry")

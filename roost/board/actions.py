@@ -11,6 +11,7 @@ the action answers, is a `task` event in the feed, and pushes the board's counts
 import logging
 
 from roost import git
+from roost.board import places
 from roost.board.board import now_ms
 from roost.errors import RoostError, bad_request, not_found
 from roost.events.bus import one_line
@@ -47,9 +48,18 @@ class Actor:
         return {"who": self.peer.name, "whoId": self.peer.id}
 
 
-def project_of(directory):
-    """The root of the git repository `directory` is in, or None."""
-    repository = git.repository_of(directory) if directory else None
+def project_of(directory, tasks=()):
+    """The root of the git repository `directory` is in, or None. A directory in one of
+    `tasks`' worktrees is that task's project, from the board's own record: the
+    worktree's `.git` file is the agent's to rewrite, and found through it the project
+    would be whatever repository the agent made."""
+    if not directory:
+        return None
+    for task in tasks:
+        path = (task.get("workspace") or task.get("prepared") or {}).get("path")
+        if path and task.get("project") and places.inside(directory, path):
+            return task["project"]
+    repository = git.repository_of(directory)
     return repository.root if repository is not None else None
 
 
@@ -78,7 +88,7 @@ class BoardActions:
     def named_project(self, directory):
         if not isinstance(directory, str) or not directory.startswith("/"):
             raise bad_request("project must be an absolute path (a directory in the project's repository)")
-        project = project_of(directory)
+        project = project_of(directory, self.board.tasks)
         if project is None:
             raise bad_request(f"{directory} is in no git repository")
         return project
@@ -272,7 +282,7 @@ class BoardActions:
             return None
 
     def _project_of_peer(self, peer):
-        return project_of(peer.cwd)
+        return project_of(peer.cwd, self.board.tasks)
 
     def changed(self, actor, task, why, suffix="", session=None):
         """Saved, told to the feed (about `session`, else the acting session) and the

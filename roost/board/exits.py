@@ -27,6 +27,9 @@ class Exits:
             workspace = spaces.workspace(task, "review")
             repo = spaces.repository(task)
             tip = git.require_sha(repo, workspace["branch"])
+            unverified = spaces.unverified(task)
+            if unverified:
+                raise RoostError("conflict", f"task #{task_id}: {unverified}")
             remote = default_remote(repo)
             plan = (f"push {workspace['branch']} ({tip[:12]}) to {remote}, then `gh pr create --base "
                     f"{workspace['baseRef']} --head {workspace['branch']}` titled {task['title']!r}")
@@ -37,8 +40,10 @@ class Exits:
             if wanted_hash != tip:
                 raise RoostError("conflict", f"task #{task_id}'s branch moved since the dry run "
                                              f"({wanted_hash[:12]} -> {tip[:12]}): look again")
-            git.push_branch(repo, workspace["branch"], remote)
-            url = git.open_pull_request(workspace["path"] if spaces.present(task) else repo.root,
+            git.push_branch(repo, workspace["branch"], remote, tip=tip)      # the commit reviewed, exactly
+            # gh runs git where it starts: the main checkout, never the worktree (its .git
+            # is the agent's to change)
+            url = git.open_pull_request(repo.root,
                                         workspace["baseRef"], workspace["branch"], task["title"], self.body(task))
             workspace["pr"] = {"url": url, "hash": tip, "remote": remote, "at": now_ms()}
             spaces.actions.changed(actor, task, "pr", f": {url}")

@@ -40,6 +40,26 @@ def _reached(step):
     exactly there."""
 
 
+def _follow_sync(workspace, result):
+    """After roost's own sync of a verified branch, the tip that lands is the sync's
+    merge of base into it: recorded. A sync that did not start from the verified tip
+    (the branch moved in between) refuses the merge: why, in words."""
+    if result.outcome != "merged":
+        return None
+    if result.before != workspace.get("verifiedTip"):
+        return (f"not merged: branch {workspace['branch']} moved since it was verified and reviewed "
+                f"({str(workspace.get('verifiedTip'))[:12]} -> {str(result.before)[:12]})")
+    workspace["verifiedTip"] = result.head
+    return None
+
+
+def _raise_tampered(error):
+    """A worktree refused as tampered is no refusal to merge but a failure of the task
+    (Workspaces.lock sends it to failed): it passes on."""
+    if isinstance(error, GitError) and error.reason == "tampered":
+        raise error
+
+
 class Merges:
     def __init__(self, workspaces):
         self.workspaces = workspaces
@@ -50,6 +70,11 @@ class Merges:
         task = spaces.actions.task(actor, task_id)
         with spaces.lock(task_id):
             self._check(task)
+            unverified = spaces.unverified(task)
+            if unverified:
+                note = f"not merged: {unverified}"
+                spaces.stages.move(task, "review", note=note, actor=actor)
+                return task, note
             self._begin(task, actor, mode)
             # The land first: a branch that holds base already lands as it is, and one
             # that does not is refused before anything moves, then synced (_land).
@@ -64,7 +89,9 @@ class Merges:
         spaces.present(task)
         if task["state"] == "dropped":
             raise bad_request(f"task #{task['id']} is dropped")
-        if workspace["stage"] == "conflict" and git.worktree_head(workspace["path"])[2]:
+        # a worktree whose .git was tampered with lands nothing, even what needs no sync
+        place = spaces.checkout(task)
+        if workspace["stage"] == "conflict" and git.worktree_head(place)[2]:
             raise bad_request(f"task #{task['id']}'s sync stopped on conflicts: resolve and commit them "
                               f"(`roost task commit {task['id']}`), or give it up (`roost task abort {task['id']}`)")
 
@@ -89,9 +116,14 @@ class Merges:
                 workspace["merge"]["synced"] = "up_to_date"
                 _reached("synced")
                 return "synced", None
-            result = git.sync_with_base(repo, workspace["path"], workspace["baseRef"])
+            result = git.sync_with_base(repo, spaces.checkout(task), workspace["baseRef"])
         except RoostError as error:
+            _raise_tampered(error)
             return self._refused(task, f"syncing with base failed: {error.text}")
+        refusal = _follow_sync(workspace, result)
+        if refusal:
+            return self._refused(task, refusal)
+        spaces.board.save()         # the tip that lands now, before anything else can stop the merge
         _reached("synced")
         if result.outcome == "conflict":
             shown = ", ".join(result.conflicts[:10]) + (" ..." if len(result.conflicts) > 10 else "")
@@ -114,17 +146,23 @@ class Merges:
         for attempt in range(LAND_TRIES):
             try:
                 landed = git.land(repo, workspace["branch"], workspace["baseRef"], mode=mode,
-                                  message=f"Merge task #{task['id']}: {task['title']}")
+                                  message=f"Merge task #{task['id']}: {task['title']}",
+                                  tip=workspace.get("verifiedTip"))
                 break
             except GitError as error:
                 if error.reason not in ("not_synced", "moved") or not resync or attempt + 1 == LAND_TRIES:
                     return self._refused(task, f"not merged: {error.text}")
             # the branch does not hold base (any more): bring it along, in its worktree
             try:
-                result = git.sync_with_base(repo, workspace["path"], workspace["baseRef"])
+                result = git.sync_with_base(repo, spaces.checkout(task), workspace["baseRef"])
             except RoostError as error:
+                _raise_tampered(error)
                 return self._refused(task, f"syncing with base failed: {error.text}")
             workspace["merge"]["synced"] = result.outcome
+            refusal = _follow_sync(workspace, result)
+            if refusal:
+                return self._refused(task, refusal)
+            spaces.board.save()
             _reached("synced")
             if result.outcome == "conflict":
                 note = f"syncing with {workspace['baseRef']} stopped on conflicts in {', '.join(result.conflicts[:10])}"
@@ -213,6 +251,15 @@ class Merges:
         with spaces.lock(task["id"]):
             if (task.get("workspace") or {}).get("stage") != "review":
                 return "refused", f"not merged: it is {task['workspace'].get('stage')}, not review"
+            try:
+                spaces.checkout(task)
+            except GitError as error:
+                if error.reason == "tampered":
+                    spaces.fail_tampered(task, error)
+                return "refused", f"not merged: {error.text}"
+            unverified = spaces.unverified(task)
+            if unverified:
+                return self._refused(task, f"not merged: {unverified}")
             outcome, detail = self._sync(task, actor, mode)
             if outcome == "conflict":
                 self._tell_conflict(task)

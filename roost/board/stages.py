@@ -23,14 +23,15 @@ ACTIVE = ("working", "verifying", "review", "merging", "conflict", "failed")
 # stage is always allowed: its note or fields change, and no event is told. Beside each
 # line's own moves: `merged` wherever the branch can be merged by hand (seen when the
 # board is listed), `shelved` wherever the worktree can vanish under roost (removed by
-# hand: seen at the daemon's start).
+# hand: seen at the daemon's start), `failed` wherever the worktree's `.git` can be found
+# pointing elsewhere than git made it (roost.git.checkouts).
 TRANSITIONS = {
     None: {"working"},                                                   # the first start
-    "working": {"verifying", "review", "shelved", "merged"},             # done (verify, or none); shelve
+    "working": {"verifying", "review", "shelved", "merged", "failed"},   # done (verify, or none); shelve
     "verifying": {"review", "working", "failed", "shelved"},             # exit 0; a failure; past maxRounds
-    "review": {"working", "verifying", "merging", "shelved", "merged"},  # back; verify again; merge; shelve
-    "merging": {"merged", "conflict", "review", "verifying", "working"},  # landed; conflict; refused; train
-    "conflict": {"working", "review", "verifying", "merging", "shelved", "merged"},  # back; abort; done; merge
+    "review": {"working", "verifying", "merging", "shelved", "merged", "failed"},  # back; verify; merge
+    "merging": {"merged", "conflict", "review", "verifying", "working", "failed"},  # landed; conflict; refused
+    "conflict": {"working", "review", "verifying", "merging", "shelved", "merged", "failed"},  # back; abort
     "failed": {"working", "verifying", "review", "shelved", "merged"},   # back/start; verify; pass
     "shelved": {"working", "merged"},                                    # start brings it back
     "merged": set(),

@@ -24,6 +24,7 @@ from roost.board import places
 from roost.board.board import now_ms
 from roost.board.stages import ACTIVE
 from roost.errors import RoostError
+from roost.git.errors import GitError
 
 log = logging.getLogger(__name__)
 
@@ -120,9 +121,17 @@ class Upkeep:
             spaces.merges.remove_merged(task)       # now: the board and git agree before it serves
             return
         note = "the merge was cut short by the daemon's stop: merge it again"
-        if os.path.isdir(workspace["path"]) and git.worktree_head(workspace["path"])[2]:
-            git.abort_sync(workspace["path"])
-            note += " (its sync was given up)"
+        if os.path.isdir(workspace["path"]):
+            try:
+                place = git.checkout_of(repo, workspace["path"])
+            except GitError as error:
+                if error.reason != "tampered":
+                    raise
+                spaces.fail_tampered(task, error)
+                return
+            if git.worktree_head(place)[2]:
+                git.abort_sync(place)
+                note += " (its sync was given up)"
         spaces.stages.move(task, "review", note=note)
 
     def _prune_ours(self, repo):
@@ -162,9 +171,11 @@ class Upkeep:
             repo = git.repository_of(project)
             if repo is not None:
                 found[repo.root] = repo
-        for _key, path in places.known_directories(self.workspaces.home):
+        for key, path in places.known_directories(self.workspaces.home):
             repo = git.repository_of(path) if os.path.exists(os.path.join(path, ".git")) else None
-            if repo is not None and not repo.bare:
+            # Found through the worktree's own .git, so believed only when it is the
+            # repository roost filed the directory under (its key is a hash of the root).
+            if repo is not None and not repo.bare and places.repository_key(repo.root) == key:
                 found.setdefault(repo.root, repo)
         return list(found.values())
 
@@ -184,7 +195,7 @@ class Upkeep:
             if tree.branch is None or base is None or tree.locked:
                 continue        # a detached HEAD's commits, no base to judge by, or locked on purpose
             try:
-                if git.uncommitted_changes(tree.path):
+                if git.uncommitted_changes(git.checkout_of(repo, tree.path)):
                     continue            # work in progress
                 if not git.is_merged(repo, tree.branch, base):
                     continue            # commits base lacks

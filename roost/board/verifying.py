@@ -137,6 +137,8 @@ class Checks:
         try:
             repo = self.workspaces.repository(task)
             record["tip"] = git.ref_sha(repo, workspace["branch"])
+            if kind == "verify":
+                self._check_runs_on_tip(task, record["tip"])
             job = self.workspaces.launch(args, {"task": f"#{task['id']} {kind}",
                                                 "boardCheck": {"task": task["id"], "kind": kind}})
         except RoostError as error:
@@ -146,6 +148,18 @@ class Checks:
         self.running[job["id"]] = (task["id"], kind)
         record.update(job=job, startedAt=now_ms())
         self.workspaces.board.save()
+
+    def _check_runs_on_tip(self, task, tip):
+        """A verify runs on the branch's tip: its worktree at that commit, with nothing
+        beside it (refused otherwise, as a failed round)."""
+        place = self.workspaces.checkout(task)
+        head = git.worktree_head(place)[1]
+        if head != tip:
+            raise bad_request(f"its worktree is at {str(head)[:12]}, not at branch {task['workspace']['branch']}'s "
+                              f"tip {str(tip)[:12]}")
+        changes = git.uncommitted_changes(place)
+        if changes:
+            raise bad_request("its worktree has uncommitted changes (" + ", ".join(p for _s, p in changes[:5]) + ")")
 
     def waiter(self, task_id):
         """An AsyncResult set to the stage the task's next verify ends in (the train's)."""
@@ -200,9 +214,13 @@ class Checks:
         if workspace.get("stage") != "verifying":
             self._tell_waiter(task)
             return
-        if code == 0:
+        moved = self._moved_since_launch(task) if code == 0 else None
+        if moved:
+            spaces.stages.move(task, "working", note=moved)
+            spaces.tell_holder(task, f"Task #{task['id']} ({task['title']}): {moved}")
+        elif code == 0:
             verify.update(failures=0, passedTip=verify.get("tip"))
-            spaces.stages.move(task, "review", note="verified")
+            spaces.stages.move(task, "review", note="verified", verifiedTip=verify.get("tip"))
         else:
             verify["failures"] = verify.get("failures", 0) + 1
             if verify["failures"] >= verify.get("maxRounds", 1):
@@ -215,6 +233,20 @@ class Checks:
                                         if workspace["stage"] == "failed" else
                                         f"Fix it, commit, and `roost task done {task['id']}` again."))
         self._tell_waiter(task)
+
+    def _moved_since_launch(self, task):
+        """Why a passed verify does not count (the branch is not at the commit it ran
+        on any more), or None."""
+        workspace = task["workspace"]
+        ran_on = workspace["verify"].get("tip")
+        try:
+            now = git.ref_sha(self.workspaces.repository(task), workspace["branch"])
+        except RoostError as error:
+            return f"the verify passed, but its branch cannot be read: {error.text}"
+        if ran_on and now == ran_on:
+            return None
+        return (f"the verify passed on {str(ran_on)[:12]}, but branch {workspace['branch']} moved to "
+                f"{str(now)[:12]} while it ran: `roost task done {task['id']}` again")
 
     def _tell_waiter(self, task):
         waiter = self.waiters.pop(task["id"], None)
@@ -298,6 +330,7 @@ class Checks:
         with spaces.lock(task_id):
             spaces.workspace(task, "review", "failed")
             spaces.present(task)
+            spaces.checkout(task)           # a tampered worktree fails here, before a job runs in it
             plan = self.verify_plan(task)
             if not plan.ready:
                 raise bad_request(plan.why or f"task #{task_id}'s repository names no verify command")
@@ -311,8 +344,9 @@ class Checks:
         task = spaces.actions.task(actor, task_id)
         with spaces.lock(task_id):
             spaces.workspace(task, "failed")
+            # the person accepts the commit the verify failed on
             spaces.stages.move(task, "review", note=f"passed by the {actor.kind} after its verify failed",
-                               actor=actor)
+                               actor=actor, verifiedTip=(task["workspace"].get("verify") or {}).get("tip"))
         return task
 
 

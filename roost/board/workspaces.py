@@ -5,7 +5,10 @@ holder's `done`, `commit`, `abort`, `shelve` and the review `diff`.
 
 Every git operation goes through roost.git. Each task's workspace is changed by one
 greenlet at a time (`lock(task_id)`); its stage only through roost.board.stages. What
-is long (a verify, a setup) runs as a roost job, never on the loop.
+is long (a verify, a setup) runs as a roost job, never on the loop. git works in a
+task's worktree only through its Checkout (`checkout(task)`, from the repository's own
+record): a worktree whose `.git` was made to point elsewhere is refused, and the task
+goes to `failed` with a note that says why.
 """
 
 import collections
@@ -21,10 +24,12 @@ from roost.board.exits import Exits
 from roost.board.merging import Merges
 from roost.board.preparing import Preparations
 from roost.board.review import Reviews
+from roost.board.stages import ACTIVE as ACTIVE_STAGES
 from roost.board.stages import Stages
 from roost.board.upkeep import Upkeep
 from roost.board.verifying import Checks
 from roost.errors import RoostError, bad_request
+from roost.git.errors import GitError
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +65,42 @@ class Workspaces:
 
     @contextlib.contextmanager
     def lock(self, task_id):
+        """The task's workspace, one greenlet at a time; a git run refused there because
+        the worktree's .git was tampered with fails the task on its way out."""
         with self._locks[task_id]:
-            yield
+            try:
+                yield
+            except GitError as error:
+                if error.reason == "tampered":
+                    self.fail_tampered(self.board.get(task_id), error)
+                raise
+
+    def checkout(self, task):
+        """The task's worktree as its repository records it (roost.git.checkouts)."""
+        return git.checkout_of(self.repository(task), task["workspace"]["path"])
+
+    def unverified(self, task):
+        """None when the task's branch is at `workspace.verifiedTip` (the commit its
+        verify passed on, or with no verify the one it was done at: what the person
+        reviews), else why not, in words. Merge, the train and pr land only that commit."""
+        workspace = task["workspace"]
+        verified = workspace.get("verifiedTip")
+        tip = git.ref_sha(self.repository(task), workspace["branch"])
+        again = (f"verify it again (`roost task verify {task['id']}`) or send it back "
+                 f"(`roost task back {task['id']}`)")
+        if not verified:
+            return f"branch {workspace['branch']} has no verified tip on record: {again}"
+        if tip != verified:
+            return (f"branch {workspace['branch']} moved since it was verified and reviewed "
+                    f"({verified[:12]} -> {str(tip)[:12]}): {again}")
+        return None
+
+    def fail_tampered(self, task, error):
+        """Stage failed, with the refusal as its note (once: its stage may be failed already)."""
+        workspace = (task or {}).get("workspace") or {}
+        if workspace.get("stage") in ACTIVE_STAGES:
+            log.warning("task #%s: %s", task["id"], error.text)
+            self.stages.move(task, "failed", note=f"refused: {error.text}")
 
     def repository(self, task):
         """The task's repository (its project), or bad_request."""
@@ -116,12 +155,13 @@ class Workspaces:
         with self.lock(task["id"]):
             workspace = self.workspace(task, "working", "conflict", "failed")
             self.present(task)
-            changes = git.uncommitted_changes(workspace["path"])
+            place = self.checkout(task)
+            changes = git.uncommitted_changes(place)
             if changes:
                 shown = ", ".join(path for _status, path in changes[:5]) + (" ..." if len(changes) > 5 else "")
                 raise bad_request(f"task #{task['id']}'s worktree has uncommitted changes ({shown}): commit "
                                   f"them first (`git commit`, or `roost task commit {task['id']}`)")
-            if git.worktree_head(workspace["path"])[2]:
+            if git.worktree_head(place)[2]:
                 raise bad_request(f"task #{task['id']}'s worktree is in the middle of a merge: conclude it first")
             task["result"] = (result or "")[:2000] or task.get("result")
             plan = self.checks.verify_plan(task)
@@ -129,7 +169,9 @@ class Workspaces:
                 self.stages.move(task, "verifying", note=None, actor=actor)
                 self.checks.run_verify(task, plan)
             else:
-                self.stages.move(task, "review", note=plan.why or None, actor=actor)
+                # no verify: what the person reviews is the branch's commit it was done at
+                self.stages.move(task, "review", note=plan.why or None, actor=actor,
+                                 verifiedTip=git.ref_sha(self.repository(task), workspace["branch"]))
         holder = task.get("owner")
         if actor.person and holder:
             self.actions.tell(holder["id"], f"Task #{task['id']} ({task['title']}) was sent to "
@@ -144,13 +186,15 @@ class Workspaces:
             workspace = self.present(task)
             if workspace["stage"] in ("verifying", "merging"):
                 raise RoostError("busy", f"task #{task_id} is {workspace['stage']}: commit when that is over")
-            was_merging = git.worktree_head(workspace["path"])[2]
-            sha = git.commit_all(workspace["path"], message or f"#{task['id']} {task['title']}")
+            place = self.checkout(task)
+            was_merging = git.worktree_head(place)[2]
+            sha = git.commit_all(place, message or f"#{task['id']} {task['title']}")
             if sha is None:
                 return task, "nothing to commit"
             note = f"committed {sha[:12]}"
             if was_merging and workspace["stage"] == "conflict":
-                self.stages.move(task, "review", note="the sync's conflicts were resolved", actor=actor)
+                self.stages.move(task, "review", note="the sync's conflicts were resolved", actor=actor,
+                                 verifiedTip=sha)
                 note += ": the sync's conflicts are resolved"
             else:
                 self.board.save()
@@ -161,7 +205,7 @@ class Workspaces:
         task = self.actions.task(actor, task_id)
         with self.lock(task_id):
             workspace = self.workspace(task, "conflict")
-            aborted = git.abort_sync(workspace["path"]) if os.path.isdir(workspace.get("path") or "") else False
+            aborted = git.abort_sync(self.checkout(task)) if os.path.isdir(workspace.get("path") or "") else False
             note = "the sync was given up" if aborted else "no sync was in progress"
             self.stages.move(task, "review", note=note, actor=actor)
         self.tell_holder(task, f"Task #{task['id']} ({task['title']}): the merge's conflicting sync was given "

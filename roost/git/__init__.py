@@ -30,6 +30,10 @@ The API, module by module (every name below is also importable from `roost.git`)
   with base, unmerged); `list_worktrees(repo)`, `find_worktree`; `checked_out_at(repo,
   branch)`; `prune_worktrees(repo, dry=False)`; `delete_branch(repo, branch, base=None,
   force=False)`; `wait_until_idle(repo, timeout)`, until no git holds an index lock there.
+- `checkouts`: `Checkout(path, git_dir, main)`; `checkout_of(repo, path)`, a worktree
+  with its git dir from the repository's record (never its own `.git` file), refused
+  (`tampered`) once that file points elsewhere. Every function below that works in a
+  linked worktree takes its Checkout; a bare path of one is refused.
 - `changes`: `commit_all(worktree, message)` (the new sha, None when nothing to commit);
   `sync_with_base(repo, worktree, base)` -> `SyncResult(outcome, head, base, conflicts,
   detail)`; `abort_sync(worktree)`; `diff(repo, base, branch)` -> `Diff(text, truncated,
@@ -62,6 +66,7 @@ possible (command.py), a bounded timeout, a session of its own.
 from roost.git.blocking import use_threadpool
 from roost.git.changes import (ChangedFile, Diff, SyncResult, abort_sync, changed_files, commit_all, diff,
                                sync_with_base, worktree_head)
+from roost.git.checkouts import Checkout, checkout_of
 from roost.git.command import use_umask
 from roost.git.errors import GitError
 from roost.git.landing import LandResult, land, recover_land
@@ -74,8 +79,8 @@ from roost.git.worktrees import (Worktree, add_worktree, checked_out_at, delete_
                                  list_worktrees, prune_worktrees, remove_worktree, wait_until_idle)
 
 __all__ = [
-    "ChangedFile", "Diff", "GitError", "LandResult", "Repository", "SyncResult", "Worktree",
-    "abort_sync", "add_worktree", "changed_files", "check_branch_name", "checked_out_at",
+    "ChangedFile", "Checkout", "Diff", "GitError", "LandResult", "Repository", "SyncResult", "Worktree",
+    "abort_sync", "add_worktree", "changed_files", "check_branch_name", "checkout_of", "checked_out_at",
     "checked_out_branch", "commit_all", "commits_ahead", "delete_branch", "diff", "file_at", "find_worktree",
     "is_clean", "is_merged", "land", "list_worktrees", "merged_branches", "merged_tips", "open_pull_request",
     "prune_worktrees", "push_branch", "recover_land", "ref_sha", "remove_worktree", "repository_of",

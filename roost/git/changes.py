@@ -7,13 +7,14 @@ user's hooks and merge settings apply as they would by hand. The diff is git's f
 same reason: its rename detection and binary handling are what a person knows (for the
 list of changed files `git diff --name-status` took 1.8 ms, dulwich's merge base and tree
 diff 2.7 ms). Reading a worktree's HEAD is dulwich's (0.2 ms against 1.3 ms): it blocks,
-so it goes through the seam.
+so it goes through the seam. A linked worktree is read and run through its Checkout
+(checkouts.py): its own `.git` file is never followed, by dulwich or by git.
 """
 
 import os
 from dataclasses import dataclass, field
 
-from roost.git import blocking, command
+from roost.git import blocking, checkouts, command
 from roost.git.errors import GitError
 from roost.git.names import branch_ref, short_branch
 from roost.git.repository import describe_changes, is_ancestor, require_sha, uncommitted_changes
@@ -25,7 +26,7 @@ DEFAULT_MESSAGE = "Work of a roost task"
 def worktree_head(worktree):
     """(branch or None when detached, head sha or None before a first commit, whether a
     merge is in progress) of a worktree. Blocks (dulwich)."""
-    return blocking.call(_worktree_head, os.fspath(worktree))
+    return blocking.call(_worktree_head, worktree)
 
 
 def _worktree_head(worktree):
@@ -33,7 +34,12 @@ def _worktree_head(worktree):
     from dulwich.repo import Repo
 
     try:
-        repository = Repo(worktree)
+        if isinstance(worktree, checkouts.Checkout):
+            checkouts.check(worktree)
+            repository = Repo(controldir=worktree.git_dir, worktree=worktree.path)
+        else:
+            command.refuse_linked(os.fspath(worktree), "reading HEAD")
+            repository = Repo(os.fspath(worktree))
     except (NotGitRepository, FileNotFoundError, NotADirectoryError):
         raise GitError("not_found", f"{worktree} is not a worktree") from None
     with repository:
@@ -97,13 +103,15 @@ class SyncResult:
     forward), "up_to_date" (base is in the branch already), "conflict" (the merge
     stopped; `conflicts` lists the paths, the worktree is mid-merge until resolved and
     committed, or aborted) or "refused" (uncommitted changes; `detail` names them).
-    `head` is the branch's commit afterwards, `base` the commit of base merged."""
+    `head` is the branch's commit afterwards, `base` the commit of base merged, `before`
+    the branch's commit the sync started from."""
 
     outcome: str
     head: str | None
     base: str
     conflicts: list = field(default_factory=list)
     detail: str = ""
+    before: str | None = None
 
 
 def sync_with_base(repo, worktree, base, timeout=command.WORK_S):
@@ -126,7 +134,7 @@ def sync_with_base(repo, worktree, base, timeout=command.WORK_S):
             "-m", f"Merge branch '{short_branch(base_ref)}' into {branch}", base_sha]
     done = command.run(args, worktree, timeout=timeout, check=False, what="git merge")
     if done.returncode == 0:
-        return SyncResult("merged", worktree_head(worktree)[1], base_sha)
+        return SyncResult("merged", worktree_head(worktree)[1], base_sha, before=head)
     _branch, _head, merging = worktree_head(worktree)
     if merging:
         return SyncResult("conflict", head, base_sha, conflicts=unmerged_paths(worktree), detail=done.stderr.strip())

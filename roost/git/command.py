@@ -7,6 +7,15 @@ terminal: no askpass or terminal prompt, `true` as the editor, `cat` as the page
 from /dev/null, and a session of its own (no controlling terminal to open; a timeout
 kills the whole group, hooks included). Each run has a bounded timeout.
 
+A task's worktree is named by its Checkout (checkouts.py), never by its path alone: the
+run names `--git-dir` and `--work-tree` from the repository's record, so the worktree's
+own `.git` file is never followed, and takes no orders from the config git reads there:
+`core.fsmonitor=false` (a program git would run on every status) and `core.hooksPath` at
+/dev/null, where no hook can ever be (git 2.39 looks for `/dev/null/<hook>`, finds none,
+and runs nothing; a hook path the config names may lie in the worktree, as husky's
+`.husky` does). A worktree named by a bare path is refused rather than trusted. The -c
+settings reach the git runs git starts itself (`worktree remove` runs `status`).
+
 Under the daemon's gevent patching a git run waits cooperatively (process.py): it never
 holds the event loop, however long it takes.
 """
@@ -14,7 +23,7 @@ holds the event loop, however long it takes.
 import os
 
 from roost.bundle.userenv import user_environ
-from roost.git import process
+from roost.git import checkouts, process
 from roost.git.errors import GitError
 
 QUICK_S = 30.0      # queries: rev-parse, status, list, diff
@@ -39,6 +48,9 @@ _NO_PROMPTS = {
     "GIT_PAGER": "cat",
     "PAGER": "cat",
 }
+
+# What a run in a task's worktree sets over every config file it may read (see above).
+WORKTREE_SETTINGS = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=" + os.devnull)
 
 _umask = None       # the user's umask, for what git creates (the daemon's own is 077)
 
@@ -119,19 +131,51 @@ class Pending:
 def start(args, cwd, timeout=QUICK_S, input=None, check=True, what=None, env=None, max_output=None):
     """`run`, started: the Pending's `result()` waits for it. Runs started together go
     on at the same time (each a process of its own)."""
-    argv = ["git", "-C", cwd, *args]
     label = what or " ".join(["git", *args[:2]])
+    argv = _located(cwd, label) + list(args)
     environment = git_environ(env)
     program = process.find_program("git", environment)
     if program is None:
         raise GitError("failed", f"{label}: git is not installed (not on PATH)", argv)
-    if not os.path.isdir(cwd):
-        raise GitError("not_found", f"{label}: no directory {cwd}", argv)
     try:
         running = process.Running(program, argv, environment, timeout, input, max_output, _umask)
     except OSError as error:
         raise GitError("failed", f"{label}: git could not be started: {error}", argv) from None
     return Pending(running, argv, label, timeout, check, max_output)
+
+
+def _located(cwd, label):
+    """`git -C cwd`, and for a worktree its git dir and work tree named, checked first."""
+    if isinstance(cwd, checkouts.Checkout):
+        if not os.path.isdir(cwd.path):
+            raise GitError("not_found", f"{label}: no directory {cwd.path}")
+        checkouts.check(cwd)
+        return ["git", "-C", cwd.path, "--git-dir=" + cwd.git_dir, "--work-tree=" + cwd.path, *WORKTREE_SETTINGS]
+    cwd = os.fspath(cwd)
+    if not os.path.isdir(cwd):
+        raise GitError("not_found", f"{label}: no directory {cwd}")
+    refuse_linked(cwd, label)
+    return ["git", "-C", cwd]
+
+
+def refuse_linked(directory, label):
+    """Refuse a linked worktree (or what looks like one: a link, or a `gitdir:` into some
+    `worktrees/`) named by its path alone: its .git file is not to be believed. A main
+    checkout whose .git is a file of another kind (a submodule's) is the user's own."""
+    dot_git = os.path.join(directory, ".git")
+    if os.path.isdir(dot_git) and not os.path.islink(dot_git) or not os.path.lexists(dot_git):
+        return
+    said = ""
+    if not os.path.islink(dot_git):
+        try:
+            with open(dot_git, "rb") as handle:
+                said = os.fsdecode(handle.read(checkouts.MAX_LINK_BYTES)).strip()
+        except OSError:
+            pass
+    target = said[len("gitdir:"):].strip() if said.startswith("gitdir:") else ""
+    if not target or os.path.basename(os.path.dirname(os.path.normpath(target))) == "worktrees":
+        raise GitError("tampered", f"{label}: {directory} is a linked worktree, and roost runs git there only "
+                       "through the repository's own record of it (checkouts.checkout_of)")
 
 
 def identity_missing(cwd):

@@ -23,6 +23,8 @@ CODES = {
     "conflict": "conflict",           # a merge stopped on conflicting changes
     "busy": "busy",                   # the repository's lock is held, or a rebase runs
     "timeout": "busy",                # git took longer than its bound and was killed
+    "unverified": "conflict",         # the branch is not at the commit that was verified
+    "tampered": "conflict",           # a worktree's .git points elsewhere than git made it
     "failed": "internal",             # git failed for a reason of its own (see the text)
 }
 

@@ -20,6 +20,8 @@ import stat
 
 from roost.git import command
 from roost.git.changes import worktree_head
+from roost.git.checkouts import checkout_of
+from roost.git.errors import GitError
 from roost.git.repository import ref_sha
 
 log = logging.getLogger(__name__)
@@ -52,7 +54,13 @@ def _repair(repo, landing, target):
         target = ref_sha(repo, base)
         if target not in (old, new):
             return f"{where}: {base} is at {str(target)[:12]} since; {checkout} left as it is"
-    if not os.path.isdir(checkout) or worktree_head(checkout)[0] != base:
+    if not os.path.isdir(checkout):
+        return f"{where}: {checkout} no longer has {base} checked out; left as it is"
+    try:
+        checkout = checkout_of(repo, checkout)      # the record names a path: git runs by the repository's
+    except GitError as error:
+        return f"{where}: {error.text}; left as it is"
+    if worktree_head(checkout)[0] != base:
         return f"{where}: {checkout} no longer has {base} checked out; left as it is"
     changed = _changed_between(checkout, old, new)
     index = _index_entries(checkout, list(changed))
@@ -166,6 +174,7 @@ def _restore(checkout, target, to_fix):
 
 
 def _remove_file(checkout, path):
+    checkout = os.fspath(checkout)
     full = os.path.join(checkout, path)
     try:
         os.unlink(full)

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 from roost.git import command, land_repair
 from roost.git.changes import worktree_head
+from roost.git.checkouts import checkout_of
 from roost.git.errors import GitError
 from roost.git.names import branch_ref, short_branch
 from roost.git.repository import how_related, ref_sha, require_sha
@@ -161,8 +162,11 @@ class RepositoryLock:
         self._write({"pid": os.getpid(), "landing": None})
 
 
-def land(repo, branch, base, mode="ff", message=None, lock_timeout=LOCK_WAIT_S, timeout=command.WORK_S):
-    """Land `branch` on `base` (both branch names) in `repo`; returns a LandResult.
+def land(repo, branch, base, mode="ff", message=None, lock_timeout=LOCK_WAIT_S, timeout=command.WORK_S, tip=None):
+    """Land `branch` on `base` (both branch names) in `repo`; returns a LandResult. With
+    `tip` (a sha: the commit that was verified and reviewed), exactly that commit lands:
+    a branch found elsewhere under the lock is refused (`unverified`), and what lands is
+    the commit read there, whatever the branch does afterwards.
 
     Refused (GitError): `not_synced` when the branch does not hold base's tip (sync it
     first), `dirty` when base's checkout has uncommitted changes to a file the land
@@ -178,7 +182,11 @@ def land(repo, branch, base, mode="ff", message=None, lock_timeout=LOCK_WAIT_S, 
         repaired = land_repair.repair(repo, lock)
         checkout = _checkout_of(repo, base_name)
         old = require_sha(repo, base_name)
-        tip = require_sha(repo, branch_name)
+        found = require_sha(repo, branch_name)
+        if tip is not None and found != tip:
+            raise GitError("unverified", f"{branch_name} moved since it was verified and reviewed "
+                           f"({tip[:12]} -> {found[:12]}): nothing landed")
+        tip = found
         relation = how_related(repo.root, old, tip)
         if relation == "contained":
             return LandResult("up_to_date", mode, old, old, repaired=repaired)
@@ -189,7 +197,7 @@ def land(repo, branch, base, mode="ff", message=None, lock_timeout=LOCK_WAIT_S, 
                                                      f"Merge branch '{branch_name}' into {base_name}")
         _reached("merge_commit_written")
         if checkout is not None:
-            lock.record({"base": base_name, "old": old, "new": new, "checkout": checkout})
+            lock.record({"base": base_name, "old": old, "new": new, "checkout": checkout.path})
             _reached("recorded")
             _update_checkout(checkout, base_name, old, new, lock, timeout)
             _reached("checkout_updated")
@@ -197,7 +205,7 @@ def land(repo, branch, base, mode="ff", message=None, lock_timeout=LOCK_WAIT_S, 
         _reached("ref_moved")
         if checkout is not None:
             lock.clear()
-        return LandResult("landed", mode, old, new, checkout, repaired)
+        return LandResult("landed", mode, old, new, checkout and checkout.path, repaired)
 
 
 def recover_land(repo, lock_timeout=LOCK_WAIT_S):
@@ -216,10 +224,11 @@ def _checkout_of(repo, base):
     if not os.path.isdir(path):
         raise GitError("checked_out", f"{base} is checked out at {path}, which is gone: "
                        "`git worktree prune` first")
-    branch, _head, merging = worktree_head(path)
+    place = checkout_of(repo, path)
+    branch, _head, merging = worktree_head(place)
     if branch != base or merging:
         raise GitError("busy", f"{base} is being rebased, bisected or merged at {path}")
-    return path
+    return place
 
 
 def _merge_commit(repo, old, tip, message):

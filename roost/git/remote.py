@@ -35,16 +35,17 @@ def default_remote(repo):
     raise GitError("not_found", f"{repo.root} has several remotes and none is `origin`: {', '.join(names)}")
 
 
-def push_branch(repo, branch, remote=None, timeout=PUSH_S):
+def push_branch(repo, branch, remote=None, timeout=PUSH_S, tip=None):
     """Push `branch` to the same name on `remote` (default_remote when None); returns
-    (remote, the sha pushed). A push the remote refuses is GitError("failed") with its
+    (remote, the sha pushed). With `tip` (a sha), exactly that commit is pushed, wherever
+    the branch has gone since. A push the remote refuses is GitError("failed") with its
     words."""
     ref = branch_ref(branch)
     remote = remote or default_remote(repo)
     if remote.startswith("-") or not remote.strip():
         raise GitError("bad_request", f"not a remote's name: {remote!r}")
-    tip = require_sha(repo, ref)
-    command.run(["push", "--porcelain", "--", remote, f"{ref}:{ref}"], repo.root, timeout=timeout,
+    tip = tip or require_sha(repo, ref)
+    command.run(["push", "--porcelain", "--", remote, f"{tip}:{ref}"], repo.root, timeout=timeout,
                 what="git push")
     return remote, tip
 

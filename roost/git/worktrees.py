@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass
 
 from roost.git import command
+from roost.git.checkouts import checkout_of
 from roost.git.errors import GitError
 from roost.git.names import branch_ref, check_branch_name, short_branch
 from roost.git.repository import (commits_ahead, describe_changes, is_ancestor, ref_sha, require_sha,
@@ -182,7 +183,8 @@ def remove_worktree(repo, path, base=None, force=False, timeout=command.WORK_S):
         raise GitError("checked_out", f"{worktree.path} is the main checkout, not a worktree roost removes")
     if not force:
         if os.path.isdir(worktree.path):
-            changes = uncommitted_changes(worktree.path)
+            # its status through the repository's record: a tampered .git is refused
+            changes = uncommitted_changes(checkout_of(repo, worktree.path))
             if changes:
                 raise GitError("dirty", f"{worktree.path} has uncommitted changes ({describe_changes(changes)})")
         if base is not None and worktree.branch is not None:

@@ -1,8 +1,11 @@
 """A job's end as the keeper records it: the wait status in words, and exit.json written
-atomically by the keeper's own writer (it imports nothing of the daemon's)."""
+by the house's atomic writer (roost.unix.files: standard library only, as the keeper is),
+which never follows a link the job planted in its directory."""
 
 import json
 import os
+
+from roost.unix.files import write_atomic
 
 
 def exit_fields(status):
@@ -13,20 +16,5 @@ def exit_fields(status):
 
 
 def write_json_atomic(path, value):
-    """The keeper's own atomic writer (it imports nothing of the daemon's): temp, fsync,
-    rename, fsync of the directory."""
-    directory = os.path.dirname(path)
-    temp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    data = json.dumps(value, ensure_ascii=False, indent=2).encode("utf-8") + b"\n"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(temp, path)
-    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    """`value` as JSON in `path`, atomically and durably."""
+    write_atomic(path, json.dumps(value, ensure_ascii=False, indent=2).encode("utf-8") + b"\n")

@@ -21,7 +21,7 @@ def actor_of(call):
     peer = call.services.directory.of_session(session)
     if peer.job is not None and not peer.job.speaks:
         raise RoostError("unauthorized", f"job {peer.id} has ended: it speaks for no one")
-    return Actor("session", peer, project_of(peer.cwd))
+    return Actor("session", peer, project_of(peer.cwd, call.services.board.tasks))
 
 
 def _task_id(call):

@@ -16,6 +16,8 @@ import time
 
 import gevent
 
+from roost.unix.files import open_own, open_own_for_reading
+
 LOG_NAME = "output.log"
 OLD_LOG_NAME = "output.log.1"
 DISCARDED = ".discarded-"
@@ -47,7 +49,8 @@ class OutputLog:
         flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC
         if truncate:
             flags |= os.O_TRUNC
-        self._fd = os.open(self.path, flags, 0o600)
+        # the job writes its directory: a link planted at output.log is never followed
+        self._fd = open_own(self.path, flags, 0o600)
         self._size = os.fstat(self._fd).st_size
 
     def write(self, data):
@@ -118,14 +121,14 @@ def read_tail(job_dir, size):
     for name in (LOG_NAME, OLD_LOG_NAME):
         if wanted <= 0:
             break
-        try:
-            with open(os.path.join(job_dir, name), "rb") as handle:
-                handle.seek(0, os.SEEK_END)
-                length = handle.tell()
-                handle.seek(max(0, length - wanted))
-                chunk = handle.read(wanted)
-        except FileNotFoundError:
+        fd = open_own_for_reading(os.path.join(job_dir, name))      # a planted link is not read
+        if fd is None:
             continue
+        try:
+            length = os.fstat(fd).st_size
+            chunk = os.pread(fd, min(wanted, length), max(0, length - wanted))
+        finally:
+            os.close(fd)
         chunks.insert(0, chunk)
         wanted -= len(chunk)
     return b"".join(chunks)

@@ -23,7 +23,7 @@ Usage:
   roost task merge <id> [--no-ff] [--json]
   roost task merge --train <ids>... [--no-ff] [--json]
   roost task abort <id> [--json]
-  roost task approve <id> [--dry] [--json]
+  roost task approve <id> [--dry | --hash=HASH] [--json]
   roost task verify <id> [--json]
   roost task pass <id> [--json]
   roost task shelve <id> [--json]
@@ -48,18 +48,24 @@ Options:
                      again on the base the ones before left; the first that conflicts
                      or fails stops the train and goes back to its holder
   --dry              approve, pr: show what would run; cleanup: list, remove nothing
+  --hash=HASH        approve: exactly the commands --dry showed with this hash
   --json             print the op's result as JSON
 
 prepare makes the worktree (roost's own directory, branch roost/t<id>-...) and holds it
 five minutes; start prepares it when needed and starts the session there. approve and pr
 show what they will do, then do exactly that (pinned to the commands' hash, to the
-branch's tip).
+branch's tip). approve --dry shows the repository's commands with every control
+character made visible, and their hash; approve --hash approves only that hash; plain
+approve shows them and asks, in a terminal only (elsewhere: --dry, then --hash).
 """
 
 import os
 
+import sys
+
 from roost.cli import board_text
 from roost.cli.context import ExitStatus
+from roost.cli.visible import visible
 
 # The actions a job's process takes for its job; the others are a person's.
 AS_JOB = ("list", "add", "claim", "done", "release")
@@ -118,6 +124,8 @@ def args_of(action, opts):
             args["train"] = [_task_id(word) for word in opts["<ids>"]]
     if action in ("approve", "pr", "cleanup") and opts["--dry"]:
         args["dry"] = True
+    if action == "approve" and opts["--hash"]:
+        args["hash"] = opts["--hash"]
     return args
 
 
@@ -142,7 +150,9 @@ def main(opts, ctx):
         return ExitStatus.USAGE
     if action == "start":
         return _start(opts, ctx, args)
-    if action in ("approve", "pr") and not opts["--dry"]:
+    if action == "approve":
+        return _approve(opts, ctx, args)
+    if action == "pr" and not opts["--dry"]:
         return _shown_then_done(opts, ctx, args)
     if action in AS_JOB and ctx.job_identity() is not None:
         result = ctx.call_as_job("task", args)
@@ -168,6 +178,41 @@ def _shown_then_done(opts, ctx, args):
     result = ctx.call("task", dict(args, hash=shown["hash"]))
     ctx.show(opts, result, board_text.one(result))
     return ExitStatus.OK
+
+
+def _approve(opts, ctx, args, stdin=None):
+    """approve: --dry shows, --hash approves what was shown; plain, a person at a
+    terminal is shown the commands and asked. Nothing is approved unseen."""
+    stdin = stdin or sys.stdin
+    if opts["--dry"] or opts["--hash"]:
+        result = ctx.call("task", args)
+        text = visible(result.get("note") or "")
+        if opts["--dry"]:
+            text += (f"\nhash: {result['hash']}\napprove exactly these with: "
+                     f"roost task approve {args['id']} --hash {result['hash']}")
+        ctx.show(opts, result, text)
+        return ExitStatus.OK
+    if not _is_terminal(stdin):
+        ctx.stderr.write(f"roost task approve: not asked at a terminal, so nothing is approved: look at the "
+                         f"commands with `roost task approve {args['id']} --dry`, then approve exactly them "
+                         f"with `roost task approve {args['id']} --hash HASH`\n")
+        return ExitStatus.USAGE
+    shown = ctx.call("task", dict(args, dry=True))
+    ctx.stderr.write(visible(shown.get("note") or "") + f"\nhash: {shown['hash']}\nApprove these commands? [y/N] ")
+    ctx.stderr.flush()
+    if stdin.readline().strip().lower() not in ("y", "yes"):
+        ctx.stderr.write("not approved\n")
+        return ExitStatus.REFUSED
+    result = ctx.call("task", dict(args, hash=shown["hash"]))
+    ctx.show(opts, result, visible(board_text.one(result)))
+    return ExitStatus.OK
+
+
+def _is_terminal(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _start(opts, ctx, args):
