@@ -36,6 +36,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
 
 from roost.client.connection import Client, Lost, Refused  # noqa: E402
+from roost.jobs.reply_book import read_book  # noqa: E402
 from benchkit import wait  # noqa: E402
 
 RECORDER = os.path.join(ROOT, "tests", "agents", "proto_recorder.py")
@@ -213,24 +214,14 @@ class Battery:
         """What still waits where, for a run that did not finish."""
         lines = []
         for job_id, row in self.rows().items():
-            try:
-                with open(os.path.join(self.home, "jobs", job_id, "replies.json")) as handle:
-                    pending = [item["seq"] for item in json.load(handle)["pending"]]
-            except (OSError, ValueError):
-                pending = "?"
+            pending = [item["seq"] for item in read_book(os.path.join(self.home, "jobs", job_id))["pending"]]
             lines.append(f"{row['name']} {row['state']}/{row['status']} queued {row['queued']} "
                          f"pending {pending} summary {row['summary']!r}")
         return "; ".join(lines)
 
     def messages_taken(self):
-        for job_id in self.protocol_jobs:
-            try:
-                with open(os.path.join(self.home, "jobs", job_id, "replies.json")) as handle:
-                    if json.load(handle)["pending"]:
-                        return False
-            except (OSError, ValueError):
-                return False
-        return True
+        return not any(read_book(os.path.join(self.home, "jobs", job_id))["pending"]
+                       for job_id in self.protocol_jobs)
 
     def handled(self, job_id, name="handled.jsonl"):
         try:

@@ -67,7 +67,34 @@ def append_bytes(path, data, mode=0o600):
     _blocking(_append, path, bytes(data), mode)
 
 
-def _append(path, data, mode):
+def append_many(appends, mode=0o600):
+    """Append each (path, data) and fdatasync it, all in one blocking call: a batch of
+    records to several logs (the reply books') costs one trip to the threadpool."""
+    _blocking(_append_many, appends, mode)
+
+
+def _append_many(appends, mode):
+    for path, data in appends:
+        _append(path, data, mode, sync=os.fdatasync)
+
+
+def truncate(path, size):
+    """Cut a log roost owns back to `size` bytes, durably (a fold of a log)."""
+    _blocking(truncate_now, path, size)
+
+
+def truncate_now(path, size):
+    """The same, without leaving the caller's greenlet (a torn record cut off as a book
+    is read, where nothing else may run meanwhile)."""
+    fd = open_own(path, os.O_WRONLY)
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _append(path, data, mode, sync=os.fsync):
     created = not os.path.exists(path)
     fd = open_own(path, os.O_WRONLY | os.O_APPEND, mode)
     try:
@@ -75,7 +102,7 @@ def _append(path, data, mode):
         while view:
             written = os.write(fd, view)
             view = view[written:]
-        os.fsync(fd)
+        sync(fd)
     finally:
         os.close(fd)
     if created:

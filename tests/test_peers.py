@@ -11,6 +11,7 @@ import pytest
 from conftest import PYTHON, wait_for
 from jobkit import agent, dispatch, job_record, output, row, wait_row, wait_state, write_config
 from roost.client.connection import Refused
+from roost.jobs.reply_book import read_book
 from test_agent_protocol import start
 
 
@@ -39,12 +40,8 @@ def messages(job):
 
 
 def book(job_dir):
-    """What waits in a job's reply book."""
-    try:
-        with open(os.path.join(job_dir, "replies.json"), encoding="utf-8") as handle:
-            return json.load(handle)["pending"]
-    except FileNotFoundError:
-        return []
+    """What waits in a job's reply book, as it is on disk."""
+    return read_book(job_dir)["pending"]
 
 
 def items_agent(daemon, name="helper", hold=False):

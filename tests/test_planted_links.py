@@ -95,6 +95,7 @@ d="$ROOST_JOB_DIR"
 ln -s "$1" "$d/.exit.json.$PPID.tmp"
 rm -f "$d/job.json"; ln -s "$2" "$d/job.json"
 rm -f "$d/replies.json"; ln -s "$3" "$d/replies.json"
+rm -f "$d/replies.log"; ln -s "$4" "$d/replies.log"
 echo planted
 read line
 echo "got $line"
@@ -103,14 +104,14 @@ exit 3
 
 
 def test_a_job_s_planted_links_are_never_written_through(daemon, tmp_path):
-    outside = [_outside(tmp_path, name) for name in ("exit", "job", "replies")]
+    outside = [_outside(tmp_path, name) for name in ("exit", "job", "replies", "replies-log")]
     job_id = dispatch(daemon, ["sh", "-c", PLANTER, "planter", *map(str, outside)])
     wait_for(lambda: "planted" in output(daemon.home, job_id), what="the links to be planted")
-    daemon.call("reply", id=job_id, text="hello")
+    daemon.call("reply", id=job_id, text="hello", requestId="planted-1")   # its id goes in the book
     ended = wait_state(daemon, job_id, "failed")
     assert ended["error"] == "exited with status 3" and "got hello" in output(daemon.home, job_id)
     job_dir = os.path.join(daemon.home, "jobs", job_id)
-    assert [path.read_text() for path in outside] == [OUTSIDE] * 3
+    assert [path.read_text() for path in outside] == [OUTSIDE] * 4
     with open(os.path.join(job_dir, "exit.json")) as handle:
         assert json.load(handle)["code"] == 3
     assert not os.path.islink(os.path.join(job_dir, "job.json"))

@@ -1,44 +1,115 @@
 """A job's replies: numbered, persisted before they are answered, pending until acked
 (spec "Replies: the deliver event and ack", "Request ids" M36).
 
-Each job's book lives in `jobs/<id>/replies.json`, one atomic write per change: the
-reply and its request id go to disk together, so a resend after a crash is recognised.
-Sequence numbers start at 1, are never reused and continue across restarts (nextSeq is
-kept even when nothing is pending).
+Each job's book is `jobs/<id>/replies.json` (a snapshot) and `jobs/<id>/replies.log`
+(the changes since, one JSON record a line, appended): a change is one small append,
+written with the changes of every other book made in the same turn (roost.jobs.
+book_writer: one write and one fdatasync per log and batch), where a rewrite of the
+whole book took two fsyncs and a rename. A reply and its request id go to disk in one
+record, so a resend after a crash is recognised. Past LOG_LIMIT the log is folded into
+a new snapshot. Read back, a torn last record (a kill in the middle of a write) is
+dropped and cut off: it was never answered ok. Sequence numbers start at 1, are never
+reused and continue across restarts (nextSeq is kept even when nothing is pending).
 
 Many clients change one book at once (a hub, the CLI, the concierge, peers replying
-together). Its writes never overlap and land in the order they were made: a change
-waits for a write that started after it (which carries every change before it too), so
-a slow write can never put an older book back over a newer one. An item is `ready`
-(handed to an agent, typed into a terminal) only once a write that holds it is on disk:
-a kill before that takes the item with the write, and nobody has seen its seq.
+together). Its records land in the order they were made, so the book on disk is always
+an earlier state of the one in memory. An item is `ready` (handed to an agent, typed into
+a terminal) only once the record that adds it is on disk: a kill before that takes the
+item with the record, and nobody has seen its seq.
 """
 
 import os
 import time
 
-import gevent.lock
-
-from roost import store
+from roost import codec, store
 from roost.errors import RoostError
+from roost.jobs.book_writer import WRITER
+from roost.unix.files import open_own_for_reading
 
 VERSION = 1
 MAX_PENDING = 50          # spec: `full` past 50 waiting
 MAX_ITEMS = 20            # M43: 20 agent items (messages, reports, notices) waiting per session
 KEEP_REQUEST_IDS = 100    # M36: a job remembers its last 100 reply ids
+LOG_LIMIT = 64 * 1024     # a log past this is folded into the snapshot
+
+
+def _empty():
+    return {"version": VERSION, "nextSeq": 1, "pending": [], "requestIds": []}
+
+
+def apply(data, record):
+    """One record of the log, applied to a book's data. Applying one twice changes
+    nothing (a fold writes the snapshot before it cuts the log)."""
+    item = record.get("add")
+    if isinstance(item, dict) and isinstance(item.get("seq"), int) and item["seq"] >= data["nextSeq"]:
+        data["pending"].append(item)
+        data["nextSeq"] = item["seq"] + 1
+    cleared = record.get("clear")
+    if isinstance(cleared, list):
+        gone = set(cleared)
+        data["pending"] = [kept for kept in data["pending"] if kept["seq"] not in gone]
+    known = record.get("rid")
+    if isinstance(known, list) and len(known) == 2 and known not in data["requestIds"]:
+        data["requestIds"].append(known)
+        del data["requestIds"][:-KEEP_REQUEST_IDS]
+
+
+def read_log(path):
+    """The records of a log, and the length of its whole records (what follows is torn)."""
+    fd = open_own_for_reading(path)
+    if fd is None:
+        return [], 0
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return [], 0
+    records, good = [], 0
+    for line in raw.splitlines(keepends=True):
+        if not line.endswith(b"\n"):
+            break
+        try:
+            record = codec.decode(line)
+        except ValueError:
+            break
+        if not isinstance(record, dict):
+            break
+        records.append(record)
+        good += len(line)
+    return records, good
+
+
+def read_book(job_dir):
+    """A book as it is on disk: {nextSeq, pending, requestIds} (for tools and tests)."""
+    data = store.read_json(os.path.join(job_dir, "replies.json")) or _empty()
+    for record in read_log(os.path.join(job_dir, "replies.log"))[0]:
+        apply(data, record)
+    return data
 
 
 class ReplyBook:
     def __init__(self, job_dir):
         self.path = os.path.join(job_dir, "replies.json")
-        self.data = store.read_json(self.path) or {"version": VERSION, "nextSeq": 1, "pending": [], "requestIds": []}
-        self.data.setdefault("nextSeq", 1)
-        self.data.setdefault("pending", [])
-        self.data.setdefault("requestIds", [])
+        self.log_path = os.path.join(job_dir, "replies.log")
+        self.data = store.read_json(self.path) or _empty()
+        for field, default in _empty().items():
+            self.data.setdefault(field, default)
+        records, good = read_log(self.log_path)
+        for record in records:
+            apply(self.data, record)
+        try:
+            torn = os.lstat(self.log_path).st_size > good
+        except FileNotFoundError:
+            torn = False
+        if torn:
+            # A record torn by a kill was never answered ok: cut off, so the next append
+            # starts a whole line. Inline: the book is read where nothing may run between.
+            store.truncate_now(self.log_path, good)
+        self.log_size = good
+        self.log_limit = LOG_LIMIT
         self._changed = 0            # changes made in memory
         self._saved = 0              # changes on disk
         self._unsaved_items = {}     # seq -> the change that added it, until that is on disk
-        self._write_lock = gevent.lock.Semaphore()
 
     # -- reading ------------------------------------------------------------
     @property
@@ -47,7 +118,7 @@ class ReplyBook:
 
     @property
     def ready(self):
-        """The pending items whose write is on disk, in seq order: the only ones that may
+        """The pending items whose record is on disk, in seq order: the only ones that may
         reach an agent or a terminal."""
         if not self._unsaved_items:
             return list(self.data["pending"])
@@ -72,7 +143,7 @@ class ReplyBook:
                 return seq
         return None
 
-    # -- changing (each persisted before it returns) -------------------------
+    # -- changing (each on disk before it returns) ---------------------------
     def add(self, text, mode=None, request_id=None, kind=None, extra=None):
         """Queue a reply; returns its item. Raises `full` at MAX_PENDING user replies."""
         if not kind and self.queued >= MAX_PENDING:
@@ -87,19 +158,21 @@ class ReplyBook:
             item["kind"] = kind
         if extra:
             item.update(extra)
-        self.data["nextSeq"] = seq + 1
-        self.data["pending"].append(item)
-        self._remember(request_id, seq)
+        record = {"add": item}
+        if request_id is not None:
+            record["rid"] = [request_id, seq]
+        apply(self.data, record)
         self._unsaved_items[seq] = self._changed + 1
-        self._save()
+        self._save(record)
         return item
 
     def remember(self, request_id, seq=0):
         """Record a request id taken without queueing (a reply typed into a terminal)."""
         if request_id is None:
             return
-        self._remember(request_id, seq)
-        self._save()
+        record = {"rid": [request_id, seq]}
+        apply(self.data, record)
+        self._save(record)
 
     def ack(self, seq, exact=False, sent=None):
         """An ack covers every user reply up to seq; `exact` only that one item. `sent`:
@@ -112,33 +185,32 @@ class ReplyBook:
                 return item["seq"] == seq
             return item["seq"] <= seq and not item.get("kind")
 
-        before = len(self.data["pending"])
-        kept = [item for item in self.data["pending"] if not cleared(item)]
-        if len(kept) == before:
+        gone = [item["seq"] for item in self.data["pending"] if cleared(item)]
+        if not gone:
             return 0
-        self.data["pending"] = kept
-        self._save()
-        return before - len(kept)
+        record = {"clear": gone}
+        apply(self.data, record)
+        self._save(record)
+        return len(gone)
 
-    def _remember(self, request_id, seq):
-        if request_id is None:
-            return
-        ids = self.data["requestIds"]
-        ids.append([request_id, seq])
-        del ids[:-KEEP_REQUEST_IDS]
-
-    def _save(self):
-        """Returns once this change (and every one before it) is on disk. Writes never
-        overlap; a change that waited finds itself written by the write before it when
-        that one started after the change (group commit)."""
+    def _save(self, record):
+        """Returns once this change (and every one before it) is on disk."""
         self._changed += 1
-        wanted = self._changed
-        with self._write_lock:
-            if self._saved >= wanted:
-                return
-            covered = self._changed
-            store.write_json(self.path, self.data)
-            self._saved = covered
-            if self._unsaved_items:
-                self._unsaved_items = {seq: change for seq, change in self._unsaved_items.items()
-                                       if change > covered}
+        WRITER.append(self, self._changed, codec.encode(record) + b"\n")
+
+    def written(self, generation, size):
+        """The writer's word: changes up to `generation` are on disk, the log grew by
+        `size`."""
+        self._saved = max(self._saved, generation)
+        if self._unsaved_items:
+            self._unsaved_items = {seq: change for seq, change in self._unsaved_items.items()
+                                   if change > self._saved}
+        self.log_size += size
+
+    def fold(self):
+        """The log, past its limit, becomes the snapshot (the writer calls it between
+        batches). The snapshot is what memory holds now: what is on disk already, or in a
+        record still to come, which then applies to it as to the book before: no change."""
+        store.write_json(self.path, self.data)
+        store.truncate(self.log_path, 0)
+        self.log_size = 0
