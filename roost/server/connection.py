@@ -48,6 +48,7 @@ class Connection:
         self._worker = None
         self._room = gevent.event.Event()   # set while fewer than MAX_IN_FLIGHT wait
         self._room.set()
+        self._corked = False      # answering what one read brought: one send for all of it
 
     # -- sending --------------------------------------------------------------
     @property
@@ -63,6 +64,9 @@ class Connection:
 
     def _send(self, data):
         if self.closed:
+            return
+        if self._corked:
+            self._outbox += data
             return
         if not self._outbox:
             try:
@@ -82,6 +86,14 @@ class Connection:
             return
         if self._writer is None:
             self._writer = gevent.spawn(self._drain)
+
+    def _uncork(self):
+        if not self._corked:
+            return
+        self._corked = False
+        if self._outbox and self._writer is None and not self.closed:
+            data, self._outbox = bytes(self._outbox), bytearray()
+            self._send(data)
 
     def _drain(self):
         try:
@@ -146,11 +158,18 @@ class Connection:
                 lines = reader.lines(chunk)
             except LineTooLong:
                 return self._too_long()
-            for line in lines:
-                self._room.wait()   # at most MAX_IN_FLIGHT waiting: stop reading meanwhile
-                if self.closed:
-                    return
-                self._take(line)
+            # The answers of pipelined requests answered inline leave in one send.
+            self._corked = len(lines) > 1
+            try:
+                for line in lines:
+                    if not self._room.is_set():
+                        self._uncork()
+                        self._room.wait()   # at most MAX_IN_FLIGHT waiting: stop reading meanwhile
+                    if self.closed:
+                        return
+                    self._take(line)
+            finally:
+                self._uncork()
 
     def _too_long(self):
         log.warning("a request line over %d bytes: connection closed", MAX_LINE)
