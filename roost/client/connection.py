@@ -34,6 +34,7 @@ class Client:
         self._messages = collections.deque()   # read, not yet taken
         self._next_id = 0
         self.pending_events = []
+        self.guard = None      # fn(op, args) run before each request: it may refuse to send it
 
     @classmethod
     def connect(cls, path, timeout=None):
@@ -65,6 +66,8 @@ class Client:
         self.close()
 
     def send(self, op, args=None):
+        if self.guard is not None:
+            self.guard(op, args or {})
         self._next_id += 1
         self.sock.sendall(encode_line({"id": self._next_id, "op": op, "args": args or {}}))
         return self._next_id
