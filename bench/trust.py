@@ -13,6 +13,7 @@ The floor is one read of /proc/self/stat.
 """
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -61,6 +62,7 @@ def _registry(roots):
 def measure():
     roots = [subprocess.Popen(["sh", "-c", "sleep 600 & wait"])]
     roots += [subprocess.Popen(["sleep", "600"]) for _ in range(JOBS - 1)]
+    tool = None
     try:
         tool = wait(lambda: _child_of(roots[0].pid), 10, "the job's child process")
         registry = _registry(roots)
@@ -89,6 +91,8 @@ def measure():
             "index_us": _index_cost(registry),
         }
     finally:
+        if tool is not None:
+            os.kill(tool, signal.SIGKILL)     # sh's child: killing sh would leave it behind
         for process in roots:
             process.kill()
         for process in roots:
