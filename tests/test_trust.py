@@ -10,7 +10,7 @@ import os
 import pytest
 
 from conftest import wait_for
-from jobkit import agent, dispatch, row, wait_row
+from jobkit import agent, dispatch, row, wait_row, write_config
 
 PERSONS_OPS = ("dispatch", "task approve", "task merge", "keys", "reply")
 
@@ -93,8 +93,51 @@ def test_a_sessions_spawn_is_never_the_persons_shell(daemon):
     assert "person" not in row(daemon, child)
 
 
+def test_a_profiles_person_flag_counts_for_the_persons_dispatch_only(daemon):
+    write_config(daemon.home, {"agentProfiles": {"mine": {"command": ["sleep", "300"], "person": True}}})
+    mine = dispatch(daemon, [], profile="mine", name="mine")
+    assert row(daemon, mine).get("person") is True
+    lead = dispatch(daemon, ["sleep", "300"], name="lead")
+    token = json.load(open(os.path.join(daemon.home, "jobs", lead, "job.json")))["token"]
+    with daemon.client() as client:
+        client.call("speak_for", {"id": lead, "token": token})
+        child = client.call("spawn", {"launch": {"kind": "shell", "cwd": "/tmp", "command": [], "profile": "mine",
+                                                 "env": {}, "name": "child", "sessionFile": "", "origin": "bg"}})["id"]
+    assert "person" not in row(daemon, child)
+    # Its environment tells the CLI inside it not to refuse the person's ops itself.
+    pid = wait_row(daemon, child, lambda item: item["pid"])["pid"]
+    with open(f"/proc/{pid}/environ", "rb") as handle:
+        assert b"ROOST_JOB_PERSON=" not in handle.read()
+    pid = row(daemon, mine)["pid"]
+    with open(f"/proc/{pid}/environ", "rb") as handle:
+        assert b"\0ROOST_JOB_PERSON=1\0" in b"\0" + handle.read()
+
+
 def test_the_cli_inside_a_job_says_so_before_it_sends(daemon):
     # Not a job's process at all: the CLI refuses from its environment alone, and says why.
     done = daemon.cli("keys", "nosuchjob", "Enter", env={"ROOST_JOB_ID": "nosuchjob", "ROOST_JOB_TOKEN": "x"})
     assert done.returncode == 1
     assert b"is the person's" in done.stderr and b"nosuchjob" in done.stderr
+
+
+# What a job's process may do before it says who it is: read what anyone may, or say
+# who it is. Everything else is refused to it (the table fails closed for it).
+OPEN_INSIDE_A_JOB = {"ping", "hello", "status", "list", "resolve", "report", "ack", "peer_register",
+                     "speak_for", "profiles", "task list"}
+
+
+def test_the_callers_table_refuses_a_jobs_process_all_but_reading_and_saying_who_it_is():
+    from roost.errors import RoostError
+    from roost.ops.callers import ACTIONS, IN_JOB, REFUSED, check
+
+    allowed = set()
+    for op_name in REFUSED:
+        for action in ACTIONS.get(op_name, {None: None}):
+            name = f"{op_name} {action}" if action else op_name
+            try:
+                check(op_name, IN_JOB, {"action": action} if action else {})
+            except RoostError as error:
+                assert error.code in ("unauthorized", "unsupported"), (name, error.code)
+                continue
+            allowed.add(name)
+    assert allowed == OPEN_INSIDE_A_JOB
