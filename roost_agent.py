@@ -51,6 +51,7 @@ import logging
 import os
 import queue
 import socket
+import struct
 import threading
 import time
 import weakref
@@ -99,6 +100,57 @@ class RoostError(Exception):
         Exception.__init__(self, "%s: %s" % (code, text))
         self.code = code
         self.text = text
+
+
+class _NotOurs(Exception):
+    """The socket is not the user's own roost's."""
+
+
+def _check_place(path):
+    """Before connecting: the socket's directory is ours and no one else may write in it,
+    and the socket is ours (else someone else could have put theirs there)."""
+    uid = os.getuid()
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        info = os.stat(directory)
+    except OSError:
+        return   # nothing there: connecting says so
+    if info.st_uid != uid:
+        raise _NotOurs("%s belongs to uid %d, not to you (uid %d)" % (directory, info.st_uid, uid))
+    if info.st_mode & 0o022:
+        raise _NotOurs("%s may be written by others (mode %o)" % (directory, info.st_mode & 0o777))
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return
+    if info.st_uid != uid:
+        raise _NotOurs("%s belongs to uid %d, not to you (uid %d)" % (path, info.st_uid, uid))
+
+
+def _check_peer(sock, path):
+    """After connecting, before a byte is sent: the listening process is ours (SO_PEERCRED)."""
+    creds = struct.Struct("3i")
+    pid, uid, _ = creds.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, creds.size))
+    if uid != os.getuid():
+        raise _NotOurs("%s is served by uid %d (pid %d), not by you (uid %d)" % (path, uid, pid, os.getuid()))
+
+
+def _connect_ours(path, timeout):
+    """A socket connected to the user's own roost at `path`; RoostError `untrusted` (before
+    a byte is sent) when it is someone else's, OSError when nothing answers."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        _check_place(path)
+        sock.connect(path)
+        _check_peer(sock, path)
+    except _NotOurs as error:
+        sock.close()
+        raise RoostError("untrusted", "refusing to talk to %s: %s" % (path, error))
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 class Reply(object):
@@ -490,13 +542,15 @@ class _Link(object):
             self._stop_agent(None)
 
     def _connect(self):
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(_CONNECT_TIMEOUT)
         try:
-            sock.connect(self._socket_path)
+            sock = _connect_ours(self._socket_path, _CONNECT_TIMEOUT)
             sock.settimeout(_IO_TIMEOUT)
+        except RoostError as refusal:
+            # Someone else's socket: never worth another try, nothing is sent to it.
+            log.error("%s", refusal.text)
+            self._stop_agent(refusal)
+            return None
         except OSError as error:
-            sock.close()
             log.debug("cannot reach the daemon at %s: %s", self._socket_path, error)
             return None
         conn = _Connection(sock)
@@ -953,9 +1007,7 @@ class RoostPeer(object):
             home = env.get("ROOST_HOME") or os.path.join(
                 env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state"), "roost")
             socket_path = env.get("ROOST_SOCKET") or os.path.join(home, "roost.sock")
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(_CONNECT_TIMEOUT)
-        sock.connect(socket_path)
+        sock = _connect_ours(socket_path, _CONNECT_TIMEOUT)
         sock.settimeout(None)
         peer = cls(sock, on_message)
         peer.id = peer.request("peer_register", {"name": name, "cwd": cwd or os.getcwd(), "pid": os.getpid()})["id"]

@@ -8,6 +8,7 @@ import os
 
 from roost import __version__, paths
 from roost.client.connection import Lost, Refused, Unreachable, connect, request_once
+from roost.ops.callers import is_the_persons
 
 
 class ExitStatus(enum.IntEnum):
@@ -30,6 +31,15 @@ class NotInAJob(Exception):
     """An agent's command run where no job is: it has no session to act for."""
 
 
+class InsideAJob(Exception):
+    """The person's command run inside a job: the daemon would refuse it (issue 16)."""
+
+    def __init__(self, what, job_id):
+        super().__init__(what)
+        self.what = what
+        self.job_id = job_id
+
+
 class Context:
     def __init__(self, env, socket_override, stdout, stderr):
         self.env = env
@@ -40,9 +50,18 @@ class Context:
 
     def client(self, autostart=True, check_version=True):
         client = connect(self.env, self.socket, autostart=autostart)
+        client.guard = self.refuse_the_persons_op
         if check_version:
             self.check_daemon_version()
         return client
+
+    def refuse_the_persons_op(self, op, args):
+        """Inside a job (not the person's own shell), the person's ops are refused here,
+        before they are sent: the daemon would refuse them anyway, from the peer's pid."""
+        job_id = self.env.get("ROOST_JOB_ID") or self.env.get("PI_JOB_ID")
+        if job_id and self.env.get("ROOST_JOB_PERSON") != "1" and is_the_persons(op, args):
+            action = args.get("action")
+            raise InsideAJob(f"{op} {action}" if op == "task" and isinstance(action, str) else op, job_id)
 
     def check_daemon_version(self):
         """Once per command, after the daemon answered: say so when it runs another
@@ -77,6 +96,7 @@ class Context:
         except BaseException:
             client.close()
             raise
+        client.guard = None     # it speaks for its job now: what it may do is the job's
         return client
 
     def call_as_job(self, op, args=None):
@@ -85,6 +105,7 @@ class Context:
 
     def call_once(self, op, args):
         """A request that must be taken once however often it is sent (M36)."""
+        self.refuse_the_persons_op(op, args)
         result = request_once(self.env, self.socket, op, args)
         self.check_daemon_version()
         return result
@@ -171,6 +192,12 @@ def run_command(module_name, command, argv, context):
                              "Run it from inside a job (an agent's shell tool); to answer a job yourself, "
                              "use `roost reply`.\n")
         return ExitStatus.USAGE
+    except InsideAJob as inside:
+        context.stderr.write(f"roost {command}: {inside.what} is the person's, and this runs inside roost job "
+                             f"{inside.job_id} (ROOST_JOB_ID says so): a job's processes are never the person, "
+                             "so roost does not send it. Run it from a terminal of your own, or start your "
+                             "shell under roost with `roost run --as-me`.\n")
+        return ExitStatus.REFUSED
     except UnicodeEncodeError:
         # A word of the command line that is not UTF-8 text (a file name's raw bytes):
         # the protocol carries text only.

@@ -8,10 +8,15 @@ import time
 
 from roost import paths
 from roost.framing import MAX_LINE, MessageReader, encode_line
+from roost.unix import private_socket
 
 
 class Unreachable(Exception):
     """No daemon answered and none could be started (CLI exit status 3)."""
+
+
+class NotOurs(Unreachable):
+    """The socket is someone else's: nothing was sent to it (issue 16)."""
 
 
 class Refused(Exception):
@@ -34,15 +39,20 @@ class Client:
         self._messages = collections.deque()   # read, not yet taken
         self._next_id = 0
         self.pending_events = []
+        self.guard = None      # fn(op, args) run before each request: it may refuse to send it
 
     @classmethod
     def connect(cls, path, timeout=None):
+        """A connection to the daemon at `path`, once it proved to be the user's own:
+        NotOurs, before a byte is sent, for a socket or directory of someone else's."""
+        _check_place(path)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(timeout)
         deadline = time.monotonic() + 5
         while True:
             try:
                 sock.connect(path)
+                _check_peer(sock, path)
                 return cls(sock)
             except BlockingIOError:
                 # A unix socket's backlog is full (EAGAIN): the daemon is busy accepting.
@@ -51,7 +61,7 @@ class Client:
                     continue
                 sock.close()
                 raise
-            except OSError:
+            except (OSError, NotOurs):
                 sock.close()
                 raise
 
@@ -65,6 +75,8 @@ class Client:
         self.close()
 
     def send(self, op, args=None):
+        if self.guard is not None:
+            self.guard(op, args or {})
         self._next_id += 1
         self.sock.sendall(encode_line({"id": self._next_id, "op": op, "args": args or {}}))
         return self._next_id
@@ -112,6 +124,20 @@ class Client:
             message = self.read_message()
             if "event" in message:
                 return message
+
+
+def _check_place(path):
+    try:
+        private_socket.check_place(path)
+    except private_socket.NotOurs as error:
+        raise NotOurs(f"refusing to talk to {path}: {error}") from None
+
+
+def _check_peer(sock, path):
+    try:
+        private_socket.check_peer(sock, path)
+    except private_socket.NotOurs as error:
+        raise NotOurs(f"refusing to talk to {path}: {error}") from None
 
 
 def _start_daemon(env):

@@ -20,6 +20,7 @@ from roost.events.feed import EventFeed
 from roost.events.subscribers import Subscribers
 from roost.jobs import adoption
 from roost.jobs.agent_links import AgentLinks
+from roost.jobs.origins import ProcessOrigins
 from roost.jobs.reaping import Reaper
 from roost.jobs.record import now_ms
 from roost.jobs.registry import JobRegistry
@@ -62,6 +63,7 @@ class Services:
         self.bus = EventBus(self.feed)
         self.jobs = JobRegistry(home, self.bus)
         self.runner = JobRunner(self.jobs, self.keeper, self.config, socket_path)
+        self.origins = ProcessOrigins(self.jobs, lambda: self.keeper.keeper_pid)
         self.links = AgentLinks(self.jobs)
         self.replies = ReplyDesk(self.jobs, self.runner, self.links)
         self.reaper = Reaper(self.jobs, self.runner, self.config)

@@ -16,7 +16,7 @@ RESERVED_NAMES = ("concierge",)
 
 # The job's identity (CONTRACT.md): set by roost, never inherited from the daemon's own
 # environment (a daemon started from inside a job carries that job's).
-IDENTITY_NAMES = ("ROOST_JOB_ID", "ROOST_JOB_TOKEN", "ROOST_SOCKET", "ROOST_JOB_DIR",
+IDENTITY_NAMES = ("ROOST_JOB_ID", "ROOST_JOB_TOKEN", "ROOST_SOCKET", "ROOST_JOB_DIR", "ROOST_JOB_PERSON",
                   "PI_JOB_ID", "PI_JOB_TOKEN", "PI_DAEMON_SOCK", "PI_JOB_DIR")
 # The pty says the window size; inherited values would contradict it.
 _SIZE_NAMES = ("COLUMNS", "LINES")
@@ -83,6 +83,9 @@ def job_environ(job, socket_path, job_dir):
         "ROOST_JOB_ID": job.id, "ROOST_JOB_TOKEN": job.token,
         "ROOST_SOCKET": socket_path, "ROOST_JOB_DIR": job_dir,
     }
+    if job.launch.get("person"):
+        # The person's own shell: its CLI sends the person's ops (the daemon decides).
+        identity["ROOST_JOB_PERSON"] = "1"
     env.update(identity)
     env.update({"PI_JOB_ID": job.id, "PI_JOB_TOKEN": job.token,
                 "PI_DAEMON_SOCK": socket_path, "PI_JOB_DIR": job_dir})

@@ -126,6 +126,8 @@ def apply(launch, config, task):
         launch["term"] = check_term(profile.get("term"), f"agentProfiles.{name}.term")
     if launch.get("protocol") is None:
         launch["protocol"] = bool(profile.get("protocol"))
+    if launch.get("person") is None:
+        launch["person"] = profile.get("person") is True
     resume = profile.get("resume")
     if launch.get("resumeCommand") is None and resume is not None:
         launch["resumeCommand"] = _argv(resume, f"agentProfiles.{name}.resume")

@@ -51,7 +51,8 @@ _ROW_DEFAULTS = {
 }
 # Optional JobRow fields: shown when the record has them.
 _ROW_OPTIONAL = ("usage", "parentSession", "rootSession", "parentOpen", "agent", "prs", "worktree",
-                 "fanout", "profile", "schedule", "capabilities", "role", "suggested", "task")
+                 "fanout", "profile", "schedule", "capabilities", "role", "suggested", "task",
+                 "person")
 # roost's own optional fields, shown only while they hold a value: `unreadSince`, since
 # when a terminal agent's screen has matched none of its profile's patterns, once that
 # has lasted (roost.jobs.unread).

@@ -34,6 +34,7 @@ class JobRegistry:
         self.dispatching = {}          # requestId -> AsyncResult while that dispatch runs
         self.on_row_change = []        # fn(row, previous row or None) after each durable change
         self.on_remove = []            # fn(row) after a job is removed
+        self.runs_moved = 0            # counts every run's move: a pid -> job index checks it
 
     # -- finding --------------------------------------------------------------
     def load(self):
@@ -155,6 +156,7 @@ class JobRegistry:
         except RunRefused as refusal:
             log.error("job %s: %s", job.id, refusal)
             raise RoostError("conflict", f"job {job.id}: {refusal}")
+        self.runs_moved += 1
         try:
             return self.change(job, **fields) if fields else job.row()
         finally:

@@ -35,7 +35,7 @@ START_TIMEOUT = 10.0
 CALL_TIMEOUT = 30.0
 # What a keeper must not inherit from the daemon's environment: a daemon started from
 # inside a job would otherwise pass that job's identity on.
-_IDENTITY = ("ROOST_JOB_ID", "ROOST_JOB_TOKEN", "ROOST_JOB_DIR", "PI_JOB_ID", "PI_JOB_TOKEN",
+_IDENTITY = ("ROOST_JOB_ID", "ROOST_JOB_TOKEN", "ROOST_JOB_DIR", "ROOST_JOB_PERSON", "PI_JOB_ID", "PI_JOB_TOKEN",
              "PI_DAEMON_SOCK", "PI_JOB_DIR")
 
 

@@ -1,10 +1,15 @@
 """Who may call which op: the spec's "Callers / Refused" lines as one table (M49).
 
-Every connection is one of four callers. A Person never identified itself; an
-Unregistered agent said `hello` but has no accepted report yet; a Session's report was
-accepted (or it said `peer_register`); the Concierge is the hub's own agent. The op
+Every connection is one of five callers. A Person never identified itself and its
+process runs outside every job; an Unregistered agent said `hello` but has no accepted
+report yet; a Session's report was accepted (or it said `peer_register` or
+`speak_for`); the Concierge is the hub's own agent. roost's own fifth, In a job, is a
+connection that never identified itself from a process inside a job (issue 16: who is
+the person is decided from the peer's credentials, roost.jobs.origins): it is never the
+person, whatever it says, and may only read what anyone may, or say who it is. The op
 table (roost.ops.run) checks this table, and only this table, before an op runs. It
-fails closed: an op without a row here is refused to every caller.
+fails closed: an op without a row here is refused to every caller, and an op that does
+not name In a job in its row is refused to it.
 """
 
 from roost.errors import RoostError
@@ -13,8 +18,11 @@ PERSON = "person"
 UNREGISTERED = "unregistered"
 SESSION = "session"
 CONCIERGE = "concierge"
+IN_JOB = "in a job"
 
-_ANYONE = {}
+# A row allows In a job only when it says so (None): rows that do not name it refuse it.
+_IN_JOB_REFUSED = "unauthorized"
+_ANYONE = {IN_JOB: None}
 # The hub's ops: a person's only; every identified caller is refused with `unsupported`.
 _PERSON_ONLY = {CONCIERGE: "unsupported", SESSION: "unsupported", UNREGISTERED: "unsupported"}
 # The agent-to-agent ops: a session's or the concierge's.
@@ -64,7 +72,7 @@ REFUSED = {
     "concierge-reply": _CONCIERGE_ONLY,
     "concierge-act": _CONCIERGE_ONLY,
     "concierge-order": {SESSION: "unsupported", UNREGISTERED: "unsupported"},
-    "task": {UNREGISTERED: "unauthorized"},
+    "task": {UNREGISTERED: "unauthorized", IN_JOB: None},
     # roost's own ops beyond the spec: a person's terminal on a job.
     "peek": _PERSON_ONLY,
     "keys": _PERSON_ONLY,
@@ -81,11 +89,13 @@ REFUSED = {
 # Ops with actions (`task {action}`): each action's own rule, after the op's. An action
 # not named here is refused as a bad request.
 _BOARD_ALL = {UNREGISTERED: "unauthorized"}
+# The board as the person sees it, for reading: anyone's but an unregistered agent's.
+_BOARD_READ = {UNREGISTERED: "unauthorized", IN_JOB: None}
 _BOARD_PEOPLE = {SESSION: "unsupported", UNREGISTERED: "unauthorized"}
 _BOARD_PERSON = {CONCIERGE: "unsupported", SESSION: "unsupported", UNREGISTERED: "unauthorized"}
 ACTIONS = {
     "task": {
-        "list": _BOARD_ALL, "add": _BOARD_ALL, "release": _BOARD_ALL, "done": _BOARD_ALL,
+        "list": _BOARD_READ, "add": _BOARD_ALL, "release": _BOARD_ALL, "done": _BOARD_ALL,
         "claim": {PERSON: "unsupported", CONCIERGE: "unsupported", UNREGISTERED: "unauthorized"},
         "drop": _BOARD_PEOPLE, "assign": _BOARD_PEOPLE, "prepare": _BOARD_PEOPLE, "start": _BOARD_PEOPLE,
         "back": _BOARD_PEOPLE,
@@ -98,18 +108,35 @@ ACTIONS = {
 }
 
 _WHO = {PERSON: "a person's connection", UNREGISTERED: "an agent's connection before its report",
-        SESSION: "a session's connection", CONCIERGE: "the concierge's connection"}
+        SESSION: "a session's connection", CONCIERGE: "the concierge's connection",
+        IN_JOB: "a process inside a job"}
 
 
-def check(op_name, caller, args=None):
+def _refusal(rule, caller):
+    if caller == IN_JOB:
+        return rule.get(IN_JOB, _IN_JOB_REFUSED)
+    return rule.get(caller)
+
+
+def _refused(code, what, caller, inside):
+    if caller != IN_JOB:
+        return RoostError(code, f"{what} is not for {_WHO[caller]}")
+    return RoostError(code, f"{what} is refused: this connection comes from {inside or 'a process inside a job'}, "
+                            "and a job's processes are never the person (an agent acts for its job after "
+                            "`speak_for`, as the roost CLI does for an agent's commands; what is the "
+                            "person's, the person runs from a terminal of their own)")
+
+
+def check(op_name, caller, args=None, inside=None):
     """Raise the spec's refusal when `caller` may not call `op_name` (or, for an op with
-    actions, take `args.action`); an op with no rule is refused to everyone."""
+    actions, take `args.action`); an op with no rule is refused to everyone. `inside`:
+    for In a job, which job (its text names it)."""
     rule = REFUSED.get(op_name)
     if rule is None:
         raise RoostError("unauthorized", f"{op_name} has no rule for who may call it: refused")
-    code = rule.get(caller)
+    code = _refusal(rule, caller)
     if code is not None:
-        raise RoostError(code, f"{op_name} is not for {_WHO[caller]}")
+        raise _refused(code, op_name, caller, inside)
     actions = ACTIONS.get(op_name)
     if actions is None:
         return
@@ -117,6 +144,20 @@ def check(op_name, caller, args=None):
     rule = actions.get(action) if isinstance(action, str) else None
     if rule is None:
         raise RoostError("bad_request", f"{op_name} takes an action: one of {', '.join(sorted(actions))}")
-    code = rule.get(caller)
+    code = _refusal(rule, caller)
     if code is not None:
-        raise RoostError(code, f"{op_name} {action} is not for {_WHO[caller]}")
+        raise _refused(code, f"{op_name} {action}", caller, inside)
+
+
+def is_the_persons(op_name, args=None):
+    """The person may call it and a process inside a job may not: what a job's CLI says
+    it cannot send rather than sending it."""
+    try:
+        check(op_name, PERSON, args)
+    except RoostError:
+        return False
+    try:
+        check(op_name, IN_JOB, args)
+    except RoostError as error:
+        return error.code != "bad_request"
+    return False

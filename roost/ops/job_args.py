@@ -51,6 +51,9 @@ def read_dispatch(args, config):
         "resumeCommand": read.strings(args, "resumeCommand", default=None),
         "resumable": read.flag(args, "resumable", default=None),
         "protocol": read.flag(args, "protocol", default=None),
+        # The person's own shell (issue 16): its processes are the person. launch_job
+        # keeps it only for the person's own dispatch.
+        "person": read.flag(args, "person", default=None),
         "taskInArgv": read.flag(args, "taskInArgv", default=False),
         "origin": read.choice(args, "origin", ORIGINS, default="dispatch"),
         "rows": read.integer(args, "rows", default=DEFAULT_ROWS, minimum=2),
@@ -66,6 +69,8 @@ def read_dispatch(args, config):
         type_task = None if launch["taskInArgv"] else task
     if launch["protocol"] is None:
         launch["protocol"] = False
+    if launch["person"] is None:
+        launch["person"] = False
     if launch["resumable"] is None:
         launch["resumable"] = bool(launch["resumeCommand"])
     launching.check_runnable(builtin_profiles.expand(launch["argv"][:1])[0], cwd, {**os.environ, **env})
@@ -86,6 +91,8 @@ def read_dispatch(args, config):
         "thinking": read.text(args, "thinking", default=None),
         "task": launching.one_line(task, TASK_LIMIT) if task else None,
     }
+    if launch["person"]:
+        fields["person"] = True
     for optional in ("fanout", "agent", "schedule"):
         if isinstance(args.get(optional), str):
             fields[optional] = args[optional]
@@ -95,9 +102,12 @@ def read_dispatch(args, config):
     return fields, launch, type_task
 
 
-def launch_job(services, args, request_id=None, extra=None):
+def launch_job(services, args, request_id=None, extra=None, by_person=False):
     """A job from a DispatchArgs (`dispatch`, `spawn`): made, started, its first task
-    queued; {id, name}. `extra`: row fields of the launcher's (a spawn's parent)."""
+    queued; {id, name}. `extra`: row fields of the launcher's (a spawn's parent).
+    `by_person`: the person's own dispatch, the only launch that may make a job the
+    person's shell; any other (a session's spawn, a task's start) is refused one that
+    asks for it, and a profile's `"person": true` does not count for it."""
     registry = services.jobs
     if request_id is not None:
         # M36: a resend gets the job the first one made, whatever its other arguments.
@@ -109,6 +119,11 @@ def launch_job(services, args, request_id=None, extra=None):
             job = running.get()
             return {"id": job.id, "name": job.name}
     fields, launch, type_task = read_dispatch(args, services.config.current())
+    if launch["person"] and not by_person:
+        if args.get("person"):
+            raise RoostError("unauthorized", "only the person's own dispatch may make a job the person's shell")
+        launch["person"] = False
+        fields.pop("person", None)
     fields.update(extra or {})
     marker = gevent.event.AsyncResult()
     if request_id is not None:

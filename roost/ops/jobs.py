@@ -20,7 +20,8 @@ def _job(call, name="id"):
 
 @op("dispatch")
 def dispatch(call):
-    return launch_job(call.services, call.args, launching.request_id(call.args))
+    # The callers' table lets only the person dispatch (never a job's process).
+    return launch_job(call.services, call.args, launching.request_id(call.args), by_person=True)
 
 
 def _listed(job, now):

@@ -8,17 +8,20 @@ subscriptions and watches) is released in `close`, in one place, whatever closed
 
 import logging
 
-from roost.ops.callers import CONCIERGE, PERSON, SESSION
+from roost.ops.callers import CONCIERGE, IN_JOB, PERSON, SESSION
 
 log = logging.getLogger(__name__)
 
 
 class Session:
-    __slots__ = ("caller", "job_id", "hello", "attachments", "closed", "_outlet", "_on_close")
+    __slots__ = ("caller", "inside", "job_id", "hello", "attachments", "closed", "_outlet", "_on_close")
 
-    def __init__(self, outlet):
-        """`outlet` is the connection: send_event(event), unsent, closed."""
-        self.caller = PERSON
+    def __init__(self, outlet, inside=None):
+        """`outlet` is the connection: send_event(event), unsent, closed. `inside`: where
+        its process runs when that is inside a job (roost.jobs.origins.Inside), read at
+        accept from the peer's credentials; such a connection is never the person."""
+        self.inside = inside
+        self.caller = PERSON if inside is None else IN_JOB
         self.job_id = None
         self.hello = None            # what the agent said in its hello (protocol, agent, capabilities)
         self.attachments = {}        # job id -> an attachment to its terminal (release() ends it)
@@ -29,8 +32,9 @@ class Session:
     # -- what it is -------------------------------------------------------------------
 
     def identify(self, caller, job_id=None):
-        """The connection says who it is. A session never becomes a person again."""
-        if self.caller in (SESSION, CONCIERGE) and caller == PERSON:
+        """The connection says who it is. A session never becomes a person again, and a
+        connection from inside a job never becomes one."""
+        if caller == PERSON and (self.caller in (SESSION, CONCIERGE) or self.inside is not None):
             return
         self.caller = caller
         if job_id is not None:

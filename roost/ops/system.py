@@ -45,7 +45,7 @@ def hello(call):
         # Unknown capabilities and what is not a string are ignored (HelloArgs).
         capabilities = [item for item in named if isinstance(item, str) and item in AGENT_CAPABILITIES]
     session = call.session
-    if session.caller == callers.PERSON:
+    if session.caller in (callers.PERSON, callers.IN_JOB):
         session.identify(callers.UNREGISTERED)
     session.hello = {
         "protocol": version,

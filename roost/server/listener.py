@@ -1,5 +1,7 @@
 """The daemon's listening socket: who may connect (the peer's uid, checked before a byte
-of it is read) and how many (at most 1024: the next is told why and closed)."""
+of it is read), whether its process runs inside a job (then it is never the person:
+roost.jobs.origins, read from the peer's pid at accept), and how many (at most 1024:
+the next is told why and closed)."""
 
 import errno
 import logging
@@ -22,9 +24,10 @@ class Server:
     """Accepts connections on the daemon's unix socket; `run_op(session, op, args)` runs
     each request (roost.ops.run with the daemon's services)."""
 
-    def __init__(self, listener, run_op):
+    def __init__(self, listener, run_op, place_of=lambda pid: None):
         self.listener = listener
         self.run_op = run_op
+        self.place_of = place_of      # fn(pid) -> None for the person's process, else where in a job
         self.connections = set()
         self.uid = os.getuid()
         self._acceptor = None
@@ -66,7 +69,7 @@ class Server:
                 pass
             sock.close()
             return
-        conn = Connection(self, sock)
+        conn = Connection(self, sock, self.place_of(pid))
         self.connections.add(conn)
         gevent.spawn(conn.serve)
 

@@ -30,3 +30,37 @@ def peer_credentials(sock):
 
 def peer_uid(sock):
     return peer_credentials(sock)[1]
+
+
+class NotOurs(Exception):
+    """The socket is not the user's own daemon's: the text says whose it is."""
+
+
+def check_place(path):
+    """Before connecting: the socket's directory is ours and no one else may write in it
+    (else someone else could have put their socket there), and the socket itself is
+    ours. Raises NotOurs."""
+    directory = os.path.dirname(os.path.abspath(path))
+    uid = os.getuid()
+    try:
+        info = os.stat(directory)
+    except OSError:
+        return      # nothing there: connecting says so
+    if info.st_uid != uid:
+        raise NotOurs(f"{directory} belongs to uid {info.st_uid}, not to you (uid {uid})")
+    if info.st_mode & 0o022:
+        raise NotOurs(f"{directory} may be written by others (mode {info.st_mode & 0o777:o})")
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return
+    if info.st_uid != uid:
+        raise NotOurs(f"{path} belongs to uid {info.st_uid}, not to you (uid {uid})")
+
+
+def check_peer(sock, path):
+    """After connecting, before a byte is sent: the process that listens is ours
+    (SO_PEERCRED). Raises NotOurs."""
+    pid, uid, _ = peer_credentials(sock)
+    if uid != os.getuid():
+        raise NotOurs(f"{path} is served by uid {uid} (pid {pid}), not by you (uid {os.getuid()})")

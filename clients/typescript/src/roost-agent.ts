@@ -23,6 +23,10 @@
  *   (`kind` set) go to `onMessage`, each acked by itself (`exact: true`).
  * - `unauthorized` or `not_found` on a report or an ack: the agent stops speaking for the
  *   job (`refused`, `onRefused`); no retry loop.
+ * - Before each connection it checks that the socket is the user's own roost's: its
+ *   directory owned by this user and writable by no one else, the socket owned by this
+ *   user (node has no SO_PEERCRED; in a directory no one else may write, the socket's
+ *   owner is whoever bound it). Else nothing is sent: `untrusted`, as a refusal.
  * - `close()` sends the latest report and waits briefly for it to be taken; a reply whose
  *   handler is still running is acked only if it finishes within that wait (otherwise it
  *   comes again on the next start, which only acks it if the handler did finish after all).
@@ -153,6 +157,28 @@ export class RoostError extends Error {
     this.code = code;
     this.text = text;
   }
+}
+
+/** Why the socket at `socketPath` is not this user's own roost's, or null when it is
+ * (or when nothing is there yet: connecting says so). */
+export function notOurs(socketPath: string): string | null {
+  const uid = process.getuid ? process.getuid() : -1;
+  const directory = path.dirname(path.resolve(socketPath));
+  let info: fs.Stats;
+  try {
+    info = fs.statSync(directory);
+  } catch {
+    return null;
+  }
+  if (info.uid !== uid) return `${directory} belongs to uid ${info.uid}, not to you (uid ${uid})`;
+  if (info.mode & 0o022) return `${directory} may be written by others (mode ${(info.mode & 0o777).toString(8)})`;
+  try {
+    info = fs.lstatSync(socketPath);
+  } catch {
+    return null;
+  }
+  if (info.uid !== uid) return `${socketPath} belongs to uid ${info.uid}, not to you (uid ${uid})`;
+  return null;
 }
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -450,6 +476,14 @@ export class Reporter {
   private connect(): void {
     this.reconnectTimer = null;
     if (this.stopped) return;
+    const why = notOurs(this.opts.socketPath);
+    if (why !== null) {
+      // Someone else's socket: never worth another try, nothing is sent to it.
+      const refusal = new RoostError("untrusted", `refusing to talk to ${this.opts.socketPath}: ${why}`);
+      this.log("error", refusal.text);
+      this.stop(refusal);
+      return;
+    }
     const sock = net.createConnection({ path: this.opts.socketPath });
     const conn: Connection = {
       sock, dead: false, registered: false, reportWaiting: false, sentGeneration: 0,

@@ -1,16 +1,20 @@
 """Start a job: a command on a pty of its own, or an agent from a profile in roost.json.
 With --profile the words are the agent's task; after `--` they are a command that
 replaces the profile's. The job gets this environment and runs here unless --cwd says.
+With --as-me the job is your own shell: its processes may do what you may (dispatch,
+reply, keys, approve...), which a job's processes may not otherwise; its row says
+`person: true`.
 
 Usage:
-  roost run [--name=NAME] [--cwd=DIR] [--profile=PROFILE] [--json] [--] <command>...
-  roost run --profile=PROFILE [--name=NAME] [--cwd=DIR] [--json]
+  roost run [--name=NAME] [--cwd=DIR] [--profile=PROFILE] [--as-me] [--json] [--] <command>...
+  roost run --profile=PROFILE [--name=NAME] [--cwd=DIR] [--as-me] [--json]
   roost run --help
 
 Options:
   --name=NAME        the job's name (default: its command, or the profile's name)
   --cwd=DIR          where it runs (default: the current directory)
   --profile=PROFILE  an agent profile of roost.json ("agentProfiles")
+  --as-me            the job is the person's own shell (never an agent's)
   --json             print the op's result as JSON
 """
 
@@ -42,6 +46,8 @@ def main(opts, ctx):
     args = dispatch_args(opts, ctx, "run")
     if args is None:
         return ExitStatus.USAGE
+    if opts["--as-me"]:
+        args["person"] = True
     result = ctx.call_once("dispatch", args)
     ctx.show(opts, result, f"started {result['id']} {result['name']}")
     return ExitStatus.OK
