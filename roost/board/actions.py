@@ -185,7 +185,8 @@ class BoardActions:
         try:
             outcome = self.messenger.deliver(target, "message", envelope.from_roost(
                 f"Task #{task['id']} on the board is handed to you: {task['title']}"
-                + (f"\n\n{task['detail']}" if task.get("detail") else "")
+                + (f"\n\nIts detail, as its author wrote it:\n{envelope.quoted(task['detail'])}"
+                   if task.get("detail") else "")
                 + f"\n\nClaim it first: `roost task claim {task['id']}` (or the task op's claim), "
                   f"then `roost task done {task['id']}` when it is finished."))["outcome"]
         finally:

@@ -40,6 +40,8 @@ def read_dispatch(args, config):
         raise bad_request("task must be a string")
     if task is None and term is not None:
         task = term.get("typeTask")
+    if isinstance(task, str):
+        read.check_typed(task, "task")     # typed as the first reply
     task = task.strip() if task else None
     if term is not None:
         # roost types the task itself (roost.jobs.replies): the screen reader never does.

@@ -53,7 +53,7 @@ def peers(call):
 @op("send")
 def send(call):
     to = read.text(call.args, "to", min_length=1, trim=True)
-    message = read.text(call.args, "message")
+    message = read.text(call.args, "message", typed="message")
     return call.services.messenger.send(_asker(call), to, message)
 
 
@@ -81,7 +81,7 @@ def handback(call):
     if asker.job is None:
         raise RoostError("unsupported", "handback is a spawned job's: a foreground session has no parent here")
     state = read.choice(call.args, "state", HANDBACK_STATES)
-    parts = [read.text(call.args, name, default=None) for name in ("result", "question", "error")]
+    parts = [read.text(call.args, name, default=None, typed=name) for name in ("result", "question", "error")]
     text = " ".join(part.strip() for part in parts if part and part.strip())[:HANDBACK_TEXT]
     return {"routed": call.services.messenger.handback(asker, state, text or state)}
 
