@@ -51,7 +51,7 @@ def flag(args, name, default=False):
     return value
 
 
-def integer(args, name, default=_MISSING, minimum=None, digits_ok=False):
+def integer(args, name, default=_MISSING, minimum=None, digits_ok=False, maximum=None):
     """An integer (bool refused); `digits_ok` also takes a string of digits (task ids)."""
     value = args.get(name)
     if value is None:
@@ -64,6 +64,8 @@ def integer(args, name, default=_MISSING, minimum=None, digits_ok=False):
         raise bad_request(f"{name} must be an integer")
     if minimum is not None and value < minimum:
         raise bad_request(f"{name} must be at least {minimum}")
+    if maximum is not None and value > maximum:
+        raise bad_request(f"{name} must be at most {maximum}")
     return value
 
 
