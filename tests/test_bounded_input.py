@@ -159,3 +159,14 @@ def test_a_refused_assign_leaves_the_task_as_it_was(daemon):
     refused(lambda: daemon.call("task", action="assign", id=task["id"], to=mute.id), "unsupported")
     [after] = [item for item in daemon.call("task", action="list")["tasks"] if item["id"] == task["id"]]
     assert after.get("assigned") is None and after["state"] == "open"
+
+
+@pytest.mark.parametrize("cwd", ["/tmp/\0x", "relative/dir"])
+def test_a_foreground_peer_with_a_cwd_that_is_no_path_is_refused_and_the_board_goes_on(daemon, cwd):
+    """Found by bench/fuzz.py: a peer registered with a NUL in its cwd made every board
+    action of its an internal error (its project is looked up from the cwd)."""
+    with daemon.client() as client:
+        assert refused(lambda: client.call("peer_register", {"name": "fg", "cwd": cwd, "pid": os.getpid()})) == \
+            f"cwd must be an absolute path, not {cwd!r}"
+        client.call("peer_register", {"name": "fg", "cwd": "/tmp", "pid": os.getpid()})
+        assert client.call("task", {"action": "add", "title": "after a bad cwd"})["task"]["title"] == "after a bad cwd"

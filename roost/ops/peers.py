@@ -36,6 +36,9 @@ def speak_for(call):
 def peer_register(call):
     name = fold_name(read.text(call.args, "name", min_length=1, trim=True))
     cwd = read.text(call.args, "cwd", min_length=1)
+    if "\0" in cwd or not cwd.startswith("/"):
+        # Its project is found from it (the board's actions): a path the OS can take.
+        raise RoostError("bad_request", f"cwd must be an absolute path, not {cwd!r}")
     pid = read.integer(call.args, "pid", minimum=1)
     session_file = read.text(call.args, "session", default=None)
     if call.session.caller == callers.SESSION and call.session.job_id:
