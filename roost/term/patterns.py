@@ -2,8 +2,8 @@
 
 A pattern that came over the wire (`dispatch`'s and `spawn`'s `term`) runs on RE2, a
 linear-time engine: Python's `re` backtracks, and one pattern such as `(a+)+b` over a
-screen of `a`s would hold the daemon's loop for good (measured: 1.9 s for 24 characters,
-doubling with each one more; RE2 takes 0.02 ms over a whole 120x40 screen). RE2 has no
+screen of `a`s would hold the daemon's loop for good (measured: 1.9 to 4.3 s for 24
+characters, doubling with each one more; RE2 under 0.02 ms over a whole 120x40 screen). RE2 has no
 lookaround and no backreference: a wire pattern that needs them is refused. The built-in
 profiles' patterns and those of the user's own roost.json are the user's and roost's,
 not a client's: they keep Python's `re` (they use lookaheads and `\\Z`).
