@@ -17,8 +17,10 @@ from roost_agent import RoostAgent
 
 
 def last_line(text):
-    """A message comes in roost's envelope: its own text follows the envelope's line."""
-    return text.strip().splitlines()[-1] if text.strip() else ""
+    """A message comes in roost's envelope: its own text follows the envelope's line,
+    each of its lines quoted after "> "."""
+    line = text.strip().splitlines()[-1] if text.strip() else ""
+    return line[2:] if line.startswith("> ") else line
 
 
 def main():

@@ -8,11 +8,15 @@ import re
 
 import ujson
 
-# ujson.loads accepts NaN, Infinity and overflowing exponents (1e999 -> inf); strict JSON
-# has none of them. It also decodes an escaped lone surrogate ("\ud800") into a string
-# that is not Unicode: it could not be encoded again (an answer, a row, a state file).
-# A cheap scan decides whether the slower walk is needed at all.
-_SUSPECT = re.compile(r"NaN|Infinity|[0-9][eE]")
+# ujson.loads accepts NaN, Infinity and numbers that overflow (1e999, and a long plain
+# decimal such as 1 and 400 zeros and ".5", both inf); strict JSON has none of them. A long
+# integer it keeps exact, of any size: no number of the protocol needs more than 64 bits,
+# and past them it would overflow wherever it meets a float or a C integer (a size, a
+# timeout), so it is refused too. It also decodes an escaped lone surrogate ("\ud800")
+# into a string that is not Unicode: it could not be encoded again (an answer, a row, a
+# state file). A cheap scan decides whether the slower walk is needed at all.
+_SUSPECT = re.compile(r"NaN|Infinity|[0-9][eE]|[0-9]{19}")
+MAX_INTEGER = 2 ** 63 - 1
 _SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
@@ -52,7 +56,10 @@ def _check(value, finite_too, strings_too):
         item, depth = stack.pop()
         if isinstance(item, float):
             if finite_too and (item != item or item in (float("inf"), float("-inf"))):
-                raise ValueError("NaN and Infinity are not JSON")
+                raise ValueError("NaN and Infinity are not JSON (nor a number too large for a double)")
+        elif isinstance(item, int):
+            if finite_too and not -MAX_INTEGER <= item <= MAX_INTEGER:
+                raise ValueError(f"an integer beyond 64 bits (one of {item.bit_length()} bits)")
         elif isinstance(item, str):
             if strings_too:
                 _check_unicode(item)

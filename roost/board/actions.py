@@ -191,19 +191,23 @@ class BoardActions:
             raise RoostError("unsupported", f"{target.name} is a command, not an agent: it cannot take a task")
         if task.get("project") is not None and self._project_of_peer(target) != task["project"]:
             raise RoostError("unsupported", f"{target.name} works outside task #{task_id}'s project")
+        before = task.get("assigned")
         task["assigned"] = {"id": target.id, "name": target.name, "at": now_ms(), "pending": True}
         try:
             outcome = self.messenger.deliver(target, "message", envelope.from_roost(
                 f"Task #{task['id']} on the board is handed to you: {task['title']}"
-                + (f"\n\n{task['detail']}" if task.get("detail") else "")
+                + (f"\n\nIts detail, as its author wrote it:\n{envelope.quoted(task['detail'])}"
+                   if task.get("detail") else "")
                 + f"\n\nClaim it first: `roost task claim {task['id']}` (or the task op's claim), "
                   f"then `roost task done {task['id']}` when it is finished."))["outcome"]
-        finally:
-            task["assigned"].pop("pending", None)
+        except BaseException:
+            task["assigned"] = before       # refused on the way: the task is as it was
+            raise
+        task["assigned"].pop("pending", None)
         if outcome in ("delivered", "queued", "started"):
             self.changed(actor, task, "assign", f": to {target.name}")
         else:
-            task["assigned"] = None
+            task["assigned"] = before
         return task, outcome
 
     def claim_for(self, task, session, actor=None):

@@ -7,6 +7,7 @@ import json
 import os
 
 from roost import __version__, paths
+from roost.controls import visible
 from roost.client.connection import Lost, Refused, Unreachable, connect, request_once
 from roost.ops.callers import is_the_persons
 
@@ -111,12 +112,19 @@ class Context:
         return result
 
     def say(self, text):
+        """Text for the person's terminal, with what agents wrote in it (names, summaries,
+        questions, events): its control characters shown (`\\x1b`), never acted on."""
+        self.say_as_is(visible(text, keep="\n"))
+
+    def say_as_is(self, text):
+        """Text that is safe as it is: JSON (which escapes control characters), a screen's
+        rendered text."""
         self.stdout.write(text if text.endswith("\n") else text + "\n")
 
     def show(self, opts, result, text):
         """--json prints exactly the op's result; otherwise the readable text."""
         if opts.get("--json"):
-            self.say(json.dumps(result, ensure_ascii=False, indent=2))
+            self.say_as_is(json.dumps(result, ensure_ascii=False, indent=2))
         elif text:
             self.say(text)
 
@@ -181,7 +189,7 @@ def run_command(module_name, command, argv, context):
     try:
         return module.main(opts, context) or ExitStatus.OK
     except Refused as refusal:
-        context.stderr.write(f"roost: {refusal.code}: {refusal.text}\n")
+        context.stderr.write(visible(f"roost: {refusal.code}: {refusal.text}") + "\n")
         return ExitStatus.REFUSED
     except Unreachable as error:
         context.stderr.write(f"roost: {error}\n")

@@ -8,10 +8,9 @@ A profile of roost.json replaces a built-in one of the same name (roost.jobs.
 builtin_profiles) whole.
 """
 
-import re
-
 from roost.errors import RoostError, bad_request
 from roost.jobs import builtin_profiles
+from roost.term import patterns
 
 TASK_MODES = ("type", "argv")
 BUILT_IN = "built-in"
@@ -87,9 +86,11 @@ def _argv(value, what):
     return list(value)
 
 
-def check_term(term, what="term"):
+def check_term(term, what="term", linear=False):
     """DispatchArgs.term: {submit, settleMs, waiting?, working?, typeTask?}, and roost's
-    own dialog?, question? and choices? (roost.term.reading); regexes must compile."""
+    own dialog?, question? and choices? (roost.term.reading); regexes must compile.
+    `linear`: a term from the wire, whose patterns must run on RE2 (roost.term.patterns);
+    the term then says so (`linear: true`), for the screen reader."""
     if term is None:
         return None
     if not isinstance(term, dict):
@@ -101,8 +102,8 @@ def check_term(term, what="term"):
         if not isinstance(pattern, str):
             raise bad_request(f"{what}.{key} must be a string (a regular expression)")
         try:
-            re.compile(pattern)
-        except re.error as error:
+            patterns.linear(pattern) if linear else patterns.trusted(pattern)
+        except patterns.PatternError as error:
             raise bad_request(f"{what}.{key} is not a regular expression: {error}")
     for key in ("submit", "typeTask"):
         if term.get(key) is not None and not isinstance(term.get(key), str):
@@ -110,7 +111,12 @@ def check_term(term, what="term"):
     settle = term.get("settleMs")
     if settle is not None and (isinstance(settle, bool) or not isinstance(settle, (int, float)) or settle < 0):
         raise bad_request(f"{what}.settleMs must be a number of milliseconds")
-    return dict(term)
+    checked = dict(term)
+    if linear:
+        checked["linear"] = True
+    else:
+        checked.pop("linear", None)
+    return checked
 
 
 def apply(launch, config, task):

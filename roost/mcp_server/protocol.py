@@ -31,6 +31,7 @@ PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
 # A server's own code (JSON-RPC's -32000 to -32099): this process is no job's.
 NOT_IN_A_JOB = -32001
 
@@ -131,11 +132,38 @@ def _error(request_id, code, message, data=None):
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
+def _not_json(constant):
+    raise ValueError(f"{constant} is not JSON")
+
+
+def _finite(text):
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"the number {text[:20]}... overflows a double")
+    return value
+
+
+def parse(line):
+    """One line as strict JSON: no NaN or Infinity, no number that overflows to one, no
+    lone surrogate (it could not be written back as UTF-8); ValueError otherwise."""
+    try:
+        message = json.loads(line, parse_constant=_not_json, parse_float=_finite)
+    except RecursionError:
+        raise ValueError("nested too deep") from None
+    try:
+        json.dumps(message, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("a string holds a lone surrogate (\\ud800-\\udfff): it is not Unicode") from None
+    except RecursionError:
+        raise ValueError("nested too deep") from None
+    return message
+
+
 def answer(session, line):
     """The answer to one line: a message, a batch (the 2025-03-26 revision's), or None."""
     try:
-        message = json.loads(line)
-    except ValueError as error:
+        message = parse(line)
+    except (ValueError, UnicodeDecodeError) as error:
         return _error(None, PARSE_ERROR, f"not JSON: {error}")
     if isinstance(message, list):
         if not message:
@@ -173,11 +201,17 @@ def serve(env, stdin_fd=0):
             sys.stderr.write(f"roost mcp: a message over {MAX_LINE} bytes: the stream is out of step\n")
             return 1
         for line in lines:
-            reply = answer(session, line)
-            if reply is None:
+            try:
+                reply = answer(session, line)
+                data = None if reply is None else \
+                    json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+            except Exception as error:     # one bad message never ends the server
+                sys.stderr.write(f"roost mcp: a message could not be answered: {error!r}\n")
+                data = json.dumps(_error(None, INTERNAL_ERROR, "the message could not be answered")).encode() + b"\n"
+            if data is None:
                 continue
             try:
-                wire.write(json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
+                wire.write(data)
                 wire.flush()
             except BrokenPipeError:
                 return 0

@@ -8,6 +8,7 @@ not the screen, own the row.
 
 import hmac
 
+from roost import codec
 from roost.errors import RoostError
 from roost.jobs.launch import RESERVED_NAMES, fold_name
 from roost.ops import args as read
@@ -21,6 +22,10 @@ LIMITS = {"summary": 500, "question": 2000, "tool": 100, "error": 1000, "model":
           "thinking": 100}
 MAX_CHOICES = 20
 MAX_CHOICE = 200
+# context and usage are objects roost keeps on the row and sends to every subscriber with
+# each change: bounded, refused past these (issue 16).
+MAX_INFO_BYTES = 4096      # encoded
+MAX_INFO_DEPTH = 4         # {"cost": {"input": 1}} is 2
 
 
 def job_for(call):
@@ -72,9 +77,28 @@ def row_fields(report):
     if name and name.lower() not in RESERVED_NAMES:
         fields["name"] = name
     for field in ("context", "usage"):
-        value = report.get(field)
-        fields[field] = value if isinstance(value, dict) else None
+        fields[field] = _info(report.get(field), field)
     return state, fields
+
+
+def _info(value, field):
+    if not isinstance(value, dict):
+        return None
+    if _depth(value) > MAX_INFO_DEPTH:
+        raise RoostError("bad_request", f"report.{field} nests deeper than {MAX_INFO_DEPTH} levels")
+    size = len(codec.encode(value))
+    if size > MAX_INFO_BYTES:
+        raise RoostError("bad_request", f"report.{field} is {size} bytes as JSON: at most {MAX_INFO_BYTES}")
+    return value
+
+
+def _depth(value):
+    """How deep objects and lists nest in `value` (a scalar is 0); the codec bounds it."""
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
 
 
 @op("report")

@@ -1,6 +1,7 @@
 """Reading an op's arguments: each helper returns the value or raises bad_request with
 a sentence that names the field."""
 
+from roost import controls
 from roost.errors import bad_request
 
 _MISSING = object()
@@ -13,17 +14,31 @@ def _absent(name, default):
     return default
 
 
-def text(args, name, default=_MISSING, min_length=0, trim=False):
+def text(args, name, default=_MISSING, min_length=0, trim=False, typed=None):
+    """A string. `typed` (the words that name it, e.g. "reply text"): it will be typed
+    into a terminal, so a control character in it is refused (issue 16), at its index in
+    the text as given."""
     value = args.get(name)
     if value is None:
         return _absent(name, default)
     if not isinstance(value, str):
         raise bad_request(f"{name} must be a string")
+    if typed:
+        check_typed(value, typed)
     if trim:
         value = value.strip()
     if len(value) < min_length:
         raise bad_request(f"{name} must not be empty" if min_length == 1 else
                           f"{name} needs at least {min_length} characters")
+    return value
+
+
+def check_typed(value, what):
+    """Refuses text with a control character other than newline and tab: the one check
+    for everything roost types into a terminal."""
+    refused = controls.refusal(value, what)
+    if refused:
+        raise bad_request(refused)
     return value
 
 
@@ -36,7 +51,7 @@ def flag(args, name, default=False):
     return value
 
 
-def integer(args, name, default=_MISSING, minimum=None, digits_ok=False):
+def integer(args, name, default=_MISSING, minimum=None, digits_ok=False, maximum=None):
     """An integer (bool refused); `digits_ok` also takes a string of digits (task ids)."""
     value = args.get(name)
     if value is None:
@@ -49,6 +64,8 @@ def integer(args, name, default=_MISSING, minimum=None, digits_ok=False):
         raise bad_request(f"{name} must be an integer")
     if minimum is not None and value < minimum:
         raise bad_request(f"{name} must be at least {minimum}")
+    if maximum is not None and value > maximum:
+        raise bad_request(f"{name} must be at most {maximum}")
     return value
 
 

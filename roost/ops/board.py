@@ -35,13 +35,19 @@ def _list(call, actor):
     return {"tasks": call.services.board_actions.visible(actor, project if actor.person else None)}
 
 
+MAX_AFTER = 50     # tasks a task may wait on
+
+
 def _add(call, actor):
     after = call.args.get("after") or []
     if not isinstance(after, list):
         raise RoostError("bad_request", "after must be a list of task ids")
+    if len(after) > MAX_AFTER:
+        raise RoostError("bad_request", f"after names at most {MAX_AFTER} tasks ({len(after)} given)")
     ids = [read.integer({"id": item}, "id", minimum=1, digits_ok=True) for item in after]
-    task = call.services.board_actions.add(actor, read.text(call.args, "title", min_length=1, trim=True),
-                                           read.text(call.args, "detail", default=None), ids,
+    task = call.services.board_actions.add(actor, read.text(call.args, "title", min_length=1, trim=True,
+                                                     typed="task title"),
+                                           read.text(call.args, "detail", default=None, typed="task detail"), ids,
                                            call.args.get("project"), "project" in call.args)
     return {"task": task}
 
@@ -51,7 +57,8 @@ def _claim(call, actor):
 
 
 def _done(call, actor):
-    return {"task": call.services.board_actions.done(actor, _task_id(call), read.text(call.args, "result", default=None))}
+    return {"task": call.services.board_actions.done(actor, _task_id(call), read.text(call.args, "result", default=None,
+                                                                                               typed="result"))}
 
 
 def _release(call, actor):

@@ -10,6 +10,7 @@ from roost.errors import RoostError, bad_request
 from roost.jobs import launch as launching
 from roost.jobs import builtin_profiles, profiles
 from roost.ops import args as read
+from roost.term.screen.screen import MAX_SIZE
 
 TASK_LIMIT = 200
 ORIGINS = ("bg", "dispatch", "adopt", "fork")
@@ -33,13 +34,15 @@ def read_dispatch(args, config):
     if not all(isinstance(value, str) for value in env.values()):
         raise bad_request("env values must be strings")
     profile = read.text(args, "profile", default=None)
-    term = profiles.check_term(args.get("term"))
+    term = profiles.check_term(args.get("term"), linear=True)     # a client's patterns: RE2
     # The first task: the spec's term.typeTask, or roost's own `task` (the CLI's).
     task = args.get("task")
     if task is not None and not isinstance(task, str):
         raise bad_request("task must be a string")
     if task is None and term is not None:
         task = term.get("typeTask")
+    if isinstance(task, str):
+        read.check_typed(task, "task")     # typed as the first reply
     task = task.strip() if task else None
     if term is not None:
         # roost types the task itself (roost.jobs.replies): the screen reader never does.
@@ -56,8 +59,8 @@ def read_dispatch(args, config):
         "person": read.flag(args, "person", default=None),
         "taskInArgv": read.flag(args, "taskInArgv", default=False),
         "origin": read.choice(args, "origin", ORIGINS, default="dispatch"),
-        "rows": read.integer(args, "rows", default=DEFAULT_ROWS, minimum=2),
-        "cols": read.integer(args, "cols", default=DEFAULT_COLS, minimum=2),
+        "rows": read.integer(args, "rows", default=DEFAULT_ROWS, minimum=2, maximum=MAX_SIZE),
+        "cols": read.integer(args, "cols", default=DEFAULT_COLS, minimum=2, maximum=MAX_SIZE),
     }
     if profile:
         launch["profile"] = profile

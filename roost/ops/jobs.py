@@ -88,7 +88,7 @@ def respawn(call):
     services = call.services
     registry, runner = services.jobs, services.runner
     restart = read.flag(call.args, "restart")
-    prompt = read.text(call.args, "prompt", default=None)
+    prompt = read.text(call.args, "prompt", default=None, typed="prompt")
     if read.flag(call.args, "all"):
         targets = [job for job in sorted(registry.all(), key=sort_key)
                    if (job.state in ("stopped", "failed") and not job.running) or (restart and job.running)]
@@ -162,7 +162,7 @@ def reorder(call):
 @op("reply")
 def reply(call):
     job = _job(call)
-    text = read.text(call.args, "text", min_length=1, trim=True)
+    text = read.text(call.args, "text", min_length=1, trim=True, typed="reply text")
     mode = read.choice(call.args, "mode", ("steer", "followUp"), default="followUp")
     request_id = launching.request_id(call.args)
     return call.services.replies.reply(job, text, mode, request_id)

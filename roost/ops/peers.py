@@ -36,6 +36,9 @@ def speak_for(call):
 def peer_register(call):
     name = fold_name(read.text(call.args, "name", min_length=1, trim=True))
     cwd = read.text(call.args, "cwd", min_length=1)
+    if "\0" in cwd or not cwd.startswith("/"):
+        # Its project is found from it (the board's actions): a path the OS can take.
+        raise RoostError("bad_request", f"cwd must be an absolute path, not {cwd!r}")
     pid = read.integer(call.args, "pid", minimum=1)
     session_file = read.text(call.args, "session", default=None)
     if call.session.caller == callers.SESSION and call.session.job_id:
@@ -53,7 +56,7 @@ def peers(call):
 @op("send")
 def send(call):
     to = read.text(call.args, "to", min_length=1, trim=True)
-    message = read.text(call.args, "message")
+    message = read.text(call.args, "message", typed="message")
     return call.services.messenger.send(_asker(call), to, message)
 
 
@@ -81,7 +84,7 @@ def handback(call):
     if asker.job is None:
         raise RoostError("unsupported", "handback is a spawned job's: a foreground session has no parent here")
     state = read.choice(call.args, "state", HANDBACK_STATES)
-    parts = [read.text(call.args, name, default=None) for name in ("result", "question", "error")]
+    parts = [read.text(call.args, name, default=None, typed=name) for name in ("result", "question", "error")]
     text = " ".join(part.strip() for part in parts if part and part.strip())[:HANDBACK_TEXT]
     return {"routed": call.services.messenger.handback(asker, state, text or state)}
 

@@ -20,12 +20,11 @@ from roost.ops import args as read
 from roost.ops import op
 from roost.term.keys import UnknownKey
 from roost.term.output_log import read_tail
-from roost.term.screen.screen import Screen
+from roost.term.screen.screen import MAX_SIZE, Screen
 
 log = logging.getLogger(__name__)
 
 MAX_PEEK_LINES = 1000
-MAX_SIZE = 1000                  # rows or columns an attacher may ask for
 DEFAULT_DETACH_KEY = "^q"
 PEEK_LOG_TAIL = 32 * 1024        # an ended job's screen is rebuilt from this much log
 WAKE_TIMEOUT = 15.0
@@ -77,12 +76,10 @@ def _find(call):
 
 
 def _size(call):
-    rows = read.integer(call.args, "rows", default=None, minimum=1)
-    cols = read.integer(call.args, "cols", default=None, minimum=1)
+    rows = read.integer(call.args, "rows", default=None, minimum=1, maximum=MAX_SIZE)
+    cols = read.integer(call.args, "cols", default=None, minimum=1, maximum=MAX_SIZE)
     if (rows is None) != (cols is None):
         raise bad_request("rows and cols go together")
-    if rows is not None and (rows > MAX_SIZE or cols > MAX_SIZE):
-        raise bad_request(f"rows and cols are at most {MAX_SIZE}")
     return rows, cols
 
 

@@ -49,7 +49,7 @@ def _merge(call, actor):
 
 
 def _back(call, actor):
-    note = read.text(call.args, "note", default=None)
+    note = read.text(call.args, "note", default=None, typed="note")
     task, sent = _spaces(call).reviews.back(actor, _id(call), note)
     result = {"task": task}
     if sent is not None:
@@ -82,7 +82,10 @@ def _pass(call, actor):
 
 
 def _comment(call, actor):
-    return {"task": _spaces(call).reviews.comment(actor, _id(call), read.mapping(call.args, "comment"))}
+    comment = read.mapping(call.args, "comment")
+    if isinstance(comment.get("text"), str):
+        read.check_typed(comment["text"], "comment text")    # typed to the holder on `back`
+    return {"task": _spaces(call).reviews.comment(actor, _id(call), comment)}
 
 
 def _uncomment(call, actor):

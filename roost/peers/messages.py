@@ -27,6 +27,16 @@ RATE_WINDOW_S = 60.0
 DUPLICATE_WINDOW_S = 60.0
 TYPED_WAIT_S = 5.0          # a message typed at once: the time its submission check may take
 MAX_RECENT = 4096           # messages remembered for `duplicate` before the old ones go
+MAX_SENDERS = 256           # senders in the rate table before the quiet ones are pruned
+
+
+def rate_key(sender):
+    """What the rate limit counts by: the job (every connection that speaks for it, and
+    every time it speaks again), or for a process roost did not start its process id, so
+    that registering again under a new name starts no new count."""
+    if sender.job is not None:
+        return ("job", sender.job.id)
+    return ("process", sender.pid)
 
 
 class Messenger:
@@ -36,7 +46,7 @@ class Messenger:
         self.desk = desk
         self.links = links
         self.bus = bus
-        self._sent = collections.defaultdict(collections.deque)   # sender id -> times it sent
+        self._sent = {}                                            # rate_key(sender) -> deque of times it sent
         self._recent = {}                                          # (sender, target, text) -> time
         self._foreground = {}                                      # ref -> (peer id, item) until peer_ack
 
@@ -56,7 +66,8 @@ class Messenger:
         key = (sender.id, target.id, text)
         if now - self._recent.get(key, -DUPLICATE_WINDOW_S) < DUPLICATE_WINDOW_S:
             return dict(result, outcome="duplicate")
-        sent = self._sent[sender.id]
+        self._forget_quiet_senders(now)
+        sent = self._sent.setdefault(rate_key(sender), collections.deque())
         while sent and now - sent[0] >= RATE_WINDOW_S:
             sent.popleft()
         if len(sent) >= RATE:
@@ -70,6 +81,14 @@ class Messenger:
         self.bus.publish("message", f"to {target.name}: {text}", target.id, target.name,
                          who=sender.name, who_id=sender.id, outcome=outcome["outcome"])
         return dict(result, **outcome)
+
+    def _forget_quiet_senders(self, now):
+        """The rate table keeps only senders that sent within the window: pruned once it
+        holds many, so the senders that come and go do not pile up."""
+        if len(self._sent) < MAX_SENDERS:
+            return
+        self._sent = {key: times for key, times in self._sent.items()
+                      if times and now - times[-1] < RATE_WINDOW_S}
 
     # -- handback ---------------------------------------------------------------------
 

@@ -22,6 +22,8 @@ import logging
 import re
 import time
 
+from roost.term import patterns
+
 log = logging.getLogger(__name__)
 
 DEFAULT_SUBMIT = "\r"
@@ -39,12 +41,13 @@ def working_reading(summary=None):
     return {"state": "working", "status": "busy", "waitingFor": None, "summary": summary}
 
 
-def _pattern(value, name):
+def _pattern(value, name, linear=False):
+    """`linear`: a pattern that came over the wire, run on RE2 (roost.term.patterns)."""
     if not isinstance(value, str) or not value:
         return None
     try:
-        return re.compile(value, re.MULTILINE)
-    except re.error as error:
+        return patterns.linear(value) if linear else patterns.trusted(value)
+    except patterns.PatternError as error:
         # A profile's bad regex must not stop the job: it is read as if absent.
         log.warning("term.%s %r is not a valid regex (%s); ignored", name, value, error)
         return None
@@ -59,11 +62,12 @@ class TermProfile:
         if isinstance(settle, bool) or not isinstance(settle, (int, float)) or settle < 0:
             settle = DEFAULT_SETTLE_MS
         self.settle = min(settle, 600_000) / 1000.0
-        self.waiting = _pattern(term.get("waiting"), "waiting")
-        self.working = _pattern(term.get("working"), "working")
-        self.dialog = _pattern(term.get("dialog"), "dialog")
-        self.question = _pattern(term.get("question"), "question")
-        self.choices = _pattern(term.get("choices"), "choices") or re.compile(DEFAULT_CHOICES, re.MULTILINE)
+        linear = term.get("linear") is True
+        self.waiting = _pattern(term.get("waiting"), "waiting", linear)
+        self.working = _pattern(term.get("working"), "working", linear)
+        self.dialog = _pattern(term.get("dialog"), "dialog", linear)
+        self.question = _pattern(term.get("question"), "question", linear)
+        self.choices = _pattern(term.get("choices"), "choices", linear) or re.compile(DEFAULT_CHOICES, re.MULTILINE)
         type_task = term.get("typeTask")
         self.type_task = type_task if isinstance(type_task, str) else None
 

@@ -21,6 +21,7 @@ import tty
 
 from roost.cli.context import ExitStatus
 from roost.client.connection import Lost, Unreachable
+from roost.controls import visible
 
 # Entering roost's own alternate screen keeps the person's shell screen intact; leaving
 # it puts every mode a job may have set back as a shell expects it.
@@ -104,7 +105,7 @@ def main(opts, ctx):
         except Lost:
             raise Unreachable("the daemon closed the connection during attach")
         if not response.get("ok"):
-            ctx.stderr.write(f"roost: {response.get('code')}: {response.get('error')}\n")
+            ctx.stderr.write(visible(f"roost: {response.get('code')}: {response.get('error')}") + "\n")
             return ExitStatus.REFUSED
         result = response["result"]
         try:
@@ -118,9 +119,9 @@ def main(opts, ctx):
 
 
 def _printable(text):
-    """A name or reason as shown on the person's terminal: no control characters that
-    could smuggle escape sequences in."""
-    return "".join(char for char in str(text) if char.isprintable())[:200]
+    """A name or reason as shown on the person's terminal: its control characters made
+    visible, so none can smuggle an escape sequence in."""
+    return visible(text)[:200]
 
 
 def _run(session, key, ctx):

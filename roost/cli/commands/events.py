@@ -81,5 +81,8 @@ def _job_id(client, query):
 
 
 def show(opts, ctx, event):
-    ctx.say(json.dumps(event, ensure_ascii=False) if opts["--json"] else line(event))
+    if opts["--json"]:
+        ctx.say_as_is(json.dumps(event, ensure_ascii=False))
+    else:
+        ctx.say(line(event))
     ctx.stdout.flush()

@@ -28,5 +28,5 @@ def main(opts, ctx):
     if opts["--json"]:
         ctx.show(opts, result, None)
     elif result.get("text"):
-        ctx.say(result["text"])
+        ctx.say_as_is(result["text"])     # a screen as a person sees it: rendered text
     return ExitStatus.OK

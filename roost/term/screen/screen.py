@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 INPUT_MODES = (1, 1000, 1002, 1003, 1004, 1006, 2004)
 ALT_MODES = (47, 1047, 1049)
 BRACKETED_PASTE = 2004
+# Rows or columns a screen may have, wherever a size comes in (dispatch, spawn, attach,
+# attach-resize): a screen's memory grows with rows x cols (65535 columns took 900 MB).
+MAX_SIZE = 1000
 
 
 # Zero-width characters that combine with nothing: variation selectors, joiners, marks.
