@@ -83,7 +83,7 @@ def within(name, *packages):
 RANKS = {
     # the leaves everything may use
     "roost": -1, "roost.codec": 0, "roost.errors": 0, "roost.paths": 0, "roost.framing": 0,
-    "roost.store": 1, "roost.config": 1, "roost.mcp_config": 1,
+    "roost.store": 1, "roost.config": 1, "roost.mcp_config": 1, "roost.args": 1,
     # the operating system's seams, and the keeper that holds the terminals
     "roost.unix": 2, "roost.bundle": 2,
     "roost.keeper": 3,

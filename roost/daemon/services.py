@@ -1,9 +1,13 @@
 """The daemon's parts, built once in dependency order, each handed only what it uses (as
 Mercurial's command server builds its own); the ops reach them through `call.services`.
 
-    config, keeper, feed -> bus -> jobs -> runner -> links -> replies, reaper
+    config, keeper, feed -> bus -> jobs -> runner -> links -> replies, reaper, launcher
     jobs -> directory -> messenger -> watches (peers) -> board, its actions -> workspaces
-    bus -> subscribers (the jobs' row changes and removals wired to them here)
+    bus -> subscribers
+
+Every hook (who hears of a keeper's exit, a run's start, a row's change, a removal, an
+event) is wired here, after the parts are built, so the order they fire in is written in
+one place: `_wire`.
 """
 
 import logging
@@ -20,13 +24,13 @@ from roost.events.feed import EventFeed
 from roost.events.subscribers import Subscribers
 from roost.jobs import adoption
 from roost.jobs.agent_links import AgentLinks
+from roost.jobs.launcher import Launcher
 from roost.jobs.reaping import Reaper
 from roost.jobs.record import now_ms
 from roost.jobs.registry import JobRegistry
 from roost.jobs.replies import ReplyDesk
 from roost.jobs.runner import JobRunner
 from roost.keeper.client import KeeperClient
-from roost.ops.job_args import launch_job
 from roost.peers.directory import PeerDirectory
 from roost.peers.messages import Messenger
 from roost.peers.watches import Watches
@@ -65,17 +69,34 @@ class Services:
         self.links = AgentLinks(self.jobs)
         self.replies = ReplyDesk(self.jobs, self.runner, self.links)
         self.reaper = Reaper(self.jobs, self.runner, self.config)
+        # Every part that starts jobs (dispatch, spawn, the board, schedules) starts them here.
+        self.launcher = Launcher(self.jobs, self.runner, self.replies, self.config)
         self.directory = PeerDirectory(self.jobs)
         self.messenger = Messenger(self.directory, self.runner, self.replies, self.links, self.bus)
-        self.watches = Watches(home, self.jobs, self.directory, self.messenger, self.bus)
-        self.subscribers = Subscribers(self.bus, decorate=self.with_parent_open)
-        self.jobs.on_row_change.append(self.subscribers.row_changed)
-        self.jobs.on_remove.append(self.subscribers.removed)
+        self.watches = Watches(home, self.jobs, self.directory, self.messenger)
+        self.subscribers = Subscribers(decorate=self.with_parent_open)
         self.board = TaskBoard(home)
         self.board_actions = BoardActions(self.board, self.jobs, self.directory, self.messenger, self.bus,
                                           self.subscribers.push)
         self.workspaces = Workspaces(home, self.board, self.board_actions, self.jobs, self.config,
-                                     lambda args, extra: launch_job(self, args, extra=extra))
+                                     self.launcher)
+        self._wire()
+
+    def _wire(self):
+        """The hooks, in the order they fire."""
+        self.keeper.exit_listeners.append(self.runner.ends.exited)
+        self.keeper.lost_listeners.append(self.runner.keeper_lost)
+        self.runner.on_started.append(self.replies.kick)     # a started run's replies are typed
+        checks = self.workspaces.checks
+        for hook in (self.reaper.row_changed, self.subscribers.row_changed, self.board_actions.row_changed,
+                     checks.row_changed):
+            self.jobs.on_row_change.append(hook)
+        for hook in (self.subscribers.removed, self.board_actions.removed, checks.removed):
+            self.jobs.on_remove.append(hook)
+        # The feed's listeners: kept watches fire before hubs hear of the event.
+        self.bus.listeners.append(self.watches.event)
+        self.bus.listeners.append(self.subscribers.event)
+        self.board_actions.finish_workspace = self.workspaces.finish   # M55: a workspace's done
 
     def with_parent_open(self, row):
         """M13: a row says whether someone holds its parent session now."""

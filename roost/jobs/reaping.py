@@ -25,13 +25,12 @@ class Reaper:
         self.runner = runner
         self.config = config
         self._timers = {}             # job id -> the greenlet that reaps it when due
-        registry.on_row_change.append(self._row_changed)
 
     def arm_all(self):
         for job in self.registry.all():
             self._rearm(job)
 
-    def _row_changed(self, row, before):
+    def row_changed(self, row, before):
         job = self.registry.get(row["id"])
         if job is None:
             return

@@ -37,7 +37,6 @@ class ReplyDesk:
         self.links = links
         self._typists = {}          # job id -> the greenlet typing its queued replies
         self._typed = {}            # job id -> an Event set when its typist took an item off
-        runner.on_started.append(self.kick)
 
     def reply(self, job, text, mode, request_id):
         """The `reply` op for one job; the answer per the spec's reply result."""

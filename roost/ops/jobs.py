@@ -8,7 +8,6 @@ from roost.jobs import launch as launching
 from roost.jobs.record import now_ms
 from roost.ops import args as read
 from roost.ops import op
-from roost.ops.job_args import launch_job
 
 # `list` without `all`: live jobs, pinned ones, and those that ended in the last day.
 RECENT_MS = 24 * 60 * 60 * 1000
@@ -20,7 +19,7 @@ def _job(call, name="id"):
 
 @op("dispatch")
 def dispatch(call):
-    return launch_job(call.services, call.args, launching.request_id(call.args))
+    return call.services.launcher.launch(call.args, launching.request_id(call.args))
 
 
 def _listed(job, now):

@@ -13,7 +13,6 @@ from roost.jobs.launch import fold_name
 from roost.ops import args as read
 from roost.ops import callers, op
 from roost.ops.agents import job_for
-from roost.ops.job_args import launch_job
 
 HANDBACK_STATES = ("done", "blocked", "failed")
 HANDBACK_TEXT = 2000
@@ -72,7 +71,7 @@ def spawn(call):
     if asker.job is not None and asker.job.protocol:
         raise RoostError("unsupported", "a protocol agent does not spawn sessions")
     launch = read.mapping(call.args, "launch")
-    return launch_job(call.services, launch, extra={"parentSession": asker.id, "rootSession": asker.root})
+    return call.services.launcher.launch(launch, extra={"parentSession": asker.id, "rootSession": asker.root})
 
 
 @op("handback")

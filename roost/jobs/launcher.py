@@ -1,15 +1,17 @@
-"""Reading a `dispatch` (the spec's DispatchArgs): the row's first fields, the launch
-(argv, term, resume, ...) and the task to type once the agent first waits for text
-(the spec's `term.typeTask`, or roost's own `task`)."""
+"""Starting a job from a DispatchArgs (`dispatch`, `spawn`, a task's start, a schedule's
+run): the Launcher, built once by the daemon and handed to every part that starts jobs,
+and the reading of its arguments: the row's first fields, the launch (argv, term,
+resume, ...) and the task to type once the agent first waits for text (the spec's
+`term.typeTask`, or roost's own `task`)."""
 
 import os
 
 import gevent.event
 
+from roost import args as read
 from roost.errors import RoostError, bad_request
 from roost.jobs import launch as launching
 from roost.jobs import builtin_profiles, profiles
-from roost.ops import args as read
 
 TASK_LIMIT = 200
 ORIGINS = ("bg", "dispatch", "adopt", "fork")
@@ -95,40 +97,47 @@ def read_dispatch(args, config):
     return fields, launch, type_task
 
 
-def launch_job(services, args, request_id=None, extra=None):
-    """A job from a DispatchArgs (`dispatch`, `spawn`): made, started, its first task
-    queued; {id, name}. `extra`: row fields of the launcher's (a spawn's parent)."""
-    registry = services.jobs
-    if request_id is not None:
-        # M36: a resend gets the job the first one made, whatever its other arguments.
-        earlier = registry.get(registry.by_request_id.get(request_id))
-        if earlier is not None:
-            return {"id": earlier.id, "name": earlier.name}
-        running = registry.dispatching.get(request_id)
-        if running is not None:
-            job = running.get()
-            return {"id": job.id, "name": job.name}
-    fields, launch, type_task = read_dispatch(args, services.config.current())
-    fields.update(extra or {})
-    marker = gevent.event.AsyncResult()
-    if request_id is not None:
-        registry.dispatching[request_id] = marker
-    try:
-        job = registry.create(fields, launch, request_id)
-        try:
-            services.runner.start(job)
-        except RoostError:
-            registry.remove(job, news=False)   # it never ran: nothing to show for it
-            raise
-        if type_task:
-            # The first task is reply 1: typed once the agent first waits for text, or
-            # delivered to a protocol agent when it connects (CONTRACT.md "Agent profiles").
-            services.replies.queue(job, type_task)
-        marker.set(job)
-    except BaseException as error:
-        marker.set_exception(error)
-        raise
-    finally:
+class Launcher:
+    def __init__(self, registry, runner, replies, config):
+        self.registry = registry
+        self.runner = runner
+        self.replies = replies
+        self.config = config
+
+    def launch(self, args, request_id=None, extra=None):
+        """A job from a DispatchArgs: made, started, its first task queued; {id, name}.
+        `extra`: row fields of the launcher's (a spawn's parent, a schedule's name)."""
+        registry = self.registry
         if request_id is not None:
-            registry.dispatching.pop(request_id, None)
-    return {"id": job.id, "name": job.name}
+            # M36: a resend gets the job the first one made, whatever its other arguments.
+            earlier = registry.get(registry.by_request_id.get(request_id))
+            if earlier is not None:
+                return {"id": earlier.id, "name": earlier.name}
+            running = registry.dispatching.get(request_id)
+            if running is not None:
+                job = running.get()
+                return {"id": job.id, "name": job.name}
+        fields, launch, type_task = read_dispatch(args, self.config.current())
+        fields.update(extra or {})
+        marker = gevent.event.AsyncResult()
+        if request_id is not None:
+            registry.dispatching[request_id] = marker
+        try:
+            job = registry.create(fields, launch, request_id)
+            try:
+                self.runner.start(job)
+            except RoostError:
+                registry.remove(job, news=False)   # it never ran: nothing to show for it
+                raise
+            if type_task:
+                # The first task is reply 1: typed once the agent first waits for text, or
+                # delivered to a protocol agent when it connects (CONTRACT.md "Agent profiles").
+                self.replies.queue(job, type_task)
+            marker.set(job)
+        except BaseException as error:
+            marker.set_exception(error)
+            raise
+        finally:
+            if request_id is not None:
+                registry.dispatching.pop(request_id, None)
+        return {"id": job.id, "name": job.name}
