@@ -95,6 +95,7 @@ RANKS = {
     "roost.jobs": 7,
     "roost.peers": 8,
     "roost.board": 9,
+    "roost.schedule": 10,
     # the daemon's upper layers
     "roost.ops": 20,
     "roost.server": 21,

@@ -3,6 +3,7 @@ Mercurial's command server builds its own); the ops reach them through `call.ser
 
     config, keeper, feed -> bus -> jobs -> runner -> links -> replies, reaper, launcher
     jobs -> directory -> messenger -> watches (peers) -> board, its actions -> workspaces
+    jobs, launcher -> schedules (the book) -> scheduler (their one timer)
     bus -> subscribers
 
 Every hook (who hears of a keeper's exit, a run's start, a row's change, a removal, an
@@ -34,6 +35,8 @@ from roost.keeper.client import KeeperClient
 from roost.peers.directory import PeerDirectory
 from roost.peers.messages import Messenger
 from roost.peers.watches import Watches
+from roost.schedule.book import ScheduleBook
+from roost.schedule.clock import Scheduler
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +83,8 @@ class Services:
                                           self.subscribers.push)
         self.workspaces = Workspaces(home, self.board, self.board_actions, self.jobs, self.config,
                                      self.launcher)
+        self.schedules = ScheduleBook(home, self.jobs, self.config)
+        self.scheduler = Scheduler(self.schedules, self.jobs, self.runner, self.launcher, self.replies, self.bus)
         self._wire()
 
     def _wire(self):
@@ -122,6 +127,10 @@ class Services:
             log.exception("setting the task board's worktrees right failed")
         self.watches.load()
         self.watches.recheck()
+        try:
+            self.scheduler.start()      # after adoption: a cut-short run is known as such
+        except Exception:
+            log.exception("starting the schedules failed")
         running = sum(1 for job in self.jobs.all() if job.running)
         self.bus.publish("daemon", f"roost {__version__} started: {running} jobs running")
 
@@ -129,6 +138,7 @@ class Services:
         """With keepWorkers the keeper and every job go on for the next daemon; without,
         every job is stopped and the keeper leaves once they are gone."""
         self.bus.publish("daemon", "roost stopping" + (": its jobs go on" if keep_workers else ""))
+        self.scheduler.stop()
         adoption.shut_down(self.runner, keep_workers)
         self.jobs.flush()
         self.bus.flush()
