@@ -280,3 +280,27 @@ def test_a_session_cannot_see_or_change_the_schedules(daemon):
             assert (answer["ok"], answer["code"]) == (False, "unsupported"), (op, answer)
     assert [(item["name"], item["paused"], item["lastJob"]) for item in daemon.call("schedules")["schedules"]] == \
         [("mine", False, None)]
+
+
+def test_the_cli_adds_lists_pauses_resumes_runs_and_removes(daemon):
+    def cli(*argv):
+        # --json before a command's words, which end roost's options
+        done = daemon.cli("schedule", *argv[:3], "--json", *argv[3:])
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    added = cli("add", "nightly", "cron 30 2 * * *", "--task", "bump", "--catch-up", "sh", "-c", "sleep 20")
+    assert (added["when"], added["task"], added["catchUp"]) == ('cron "30 2 * * *"', "bump", True)
+    assert cli("list") == daemon.call("schedules")
+    assert cli("pause", "nightly")["paused"] is True
+    assert cli("resume", "nightly")["paused"] is False
+    ran = cli("run", "nightly")
+    assert row(daemon, ran["id"])["schedule"] == "nightly"
+    busy = daemon.cli("schedule", "run", "nightly")
+    assert busy.returncode == 1 and b"busy" in busy.stderr
+    told = cli("add", "poke", "every 2h", "--target", ran["id"], "--text", "again")
+    assert (told["target"], told["text"]) == (ran["id"], "again")
+    assert cli("rm", "nightly") == {"name": "nightly"}
+    bad = daemon.cli("schedule", "add", "x", "hourly", "true")
+    assert bad.returncode == 1 and b"bad_request" in bad.stderr
+    daemon.call("stop", id=ran["id"])
