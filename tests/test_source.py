@@ -96,6 +96,7 @@ RANKS = {
     "roost.peers": 8,
     "roost.board": 9,
     "roost.schedule": 10,
+    "roost.concierge": 11,
     # the daemon's upper layers
     "roost.ops": 20,
     "roost.server": 21,

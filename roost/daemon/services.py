@@ -4,6 +4,7 @@ Mercurial's command server builds its own); the ops reach them through `call.ser
     config, keeper, feed -> bus -> jobs -> runner -> links -> replies, reaper, launcher
     jobs -> directory -> messenger -> watches (peers) -> board, its actions -> workspaces
     jobs, launcher -> schedules (the book) -> scheduler (their one timer)
+    bus -> orders; jobs, launcher, replies, subscribers, orders -> concierge -> digests
     bus -> subscribers
 
 Every hook (who hears of a keeper's exit, a run's start, a row's change, a removal, an
@@ -19,6 +20,9 @@ from roost import __version__
 from roost.board.actions import BoardActions
 from roost.board.board import TaskBoard
 from roost.board.workspaces import Workspaces
+from roost.concierge.desk import ConciergeDesk
+from roost.concierge.digests import Digests
+from roost.concierge.orders import StandingOrders
 from roost.config import Config
 from roost.events.bus import EventBus
 from roost.events.feed import EventFeed
@@ -85,6 +89,10 @@ class Services:
                                      self.launcher)
         self.schedules = ScheduleBook(home, self.jobs, self.config)
         self.scheduler = Scheduler(self.schedules, self.jobs, self.runner, self.launcher, self.replies, self.bus)
+        self.orders = StandingOrders(home, self.bus)
+        self.concierge = ConciergeDesk(home, self.jobs, self.runner, self.launcher, self.replies, self.config,
+                                       self.bus, self.subscribers.push, self.orders)
+        self.digests = Digests(self.jobs, self.concierge, self.orders, self.messenger, self.config)
         self._wire()
 
     def _wire(self):
@@ -93,14 +101,16 @@ class Services:
         self.keeper.lost_listeners.append(self.runner.keeper_lost)
         self.runner.on_started.append(self.replies.kick)     # a started run's replies are typed
         checks = self.workspaces.checks
-        for hook in (self.reaper.row_changed, self.subscribers.row_changed, self.board_actions.row_changed,
-                     checks.row_changed):
+        for hook in (self.reaper.row_changed, self.subscribers.row_changed,
+                     self.board_actions.row_changed, checks.row_changed, self.concierge.row_changed):
             self.jobs.on_row_change.append(hook)
         for hook in (self.subscribers.removed, self.board_actions.removed, checks.removed):
             self.jobs.on_remove.append(hook)
         # The feed's listeners: kept watches fire before hubs hear of the event.
         self.bus.listeners.append(self.watches.event)
         self.bus.listeners.append(self.subscribers.event)
+        self.bus.listeners.append(self.digests.event)       # what the concierge is woken with
+        self.orders.on_change = self.digests.changed
         self.board_actions.finish_workspace = self.workspaces.finish   # M55: a workspace's done
 
     def with_parent_open(self, row):
@@ -115,6 +125,8 @@ class Services:
         self.feed.load()
         self.jobs.load()
         self.board.load()
+        self.concierge.load()
+        self.orders.load()
         try:
             adoption.adopt(self.runner)
         except Exception as error:
@@ -131,6 +143,7 @@ class Services:
             self.scheduler.start()      # after adoption: a cut-short run is known as such
         except Exception:
             log.exception("starting the schedules failed")
+        self.digests.start()
         running = sum(1 for job in self.jobs.all() if job.running)
         self.bus.publish("daemon", f"roost {__version__} started: {running} jobs running")
 
@@ -139,6 +152,7 @@ class Services:
         every job is stopped and the keeper leaves once they are gone."""
         self.bus.publish("daemon", "roost stopping" + (": its jobs go on" if keep_workers else ""))
         self.scheduler.stop()
+        self.digests.stop()
         adoption.shut_down(self.runner, keep_workers)
         self.jobs.flush()
         self.bus.flush()

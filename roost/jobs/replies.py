@@ -38,8 +38,9 @@ class ReplyDesk:
         self._typists = {}          # job id -> the greenlet typing its queued replies
         self._typed = {}            # job id -> an Event set when its typist took an item off
 
-    def reply(self, job, text, mode, request_id):
-        """The `reply` op for one job; the answer per the spec's reply result."""
+    def reply(self, job, text, mode, request_id, who=None, who_id=None):
+        """The `reply` op for one job; the answer per the spec's reply result. `who`,
+        `who_id`: the job that answers in the user's place (the concierge, M45)."""
         replies = job.replies()
         if request_id is not None and replies.answer_for(request_id) is not None:
             # M36: taken once; a job that was to be started for it is started now.
@@ -57,7 +58,7 @@ class ReplyDesk:
                                             "and the agent is not connected")
         if not job.running:
             self.queue(job, text, mode, request_id)
-            self._feed_reply(job, text, mode)
+            self._feed_reply(job, text, mode, who, who_id)
             try:
                 self.runner.wake(job)
             except RoostError as error:   # held back (it keeps dying) or cannot run
@@ -66,7 +67,7 @@ class ReplyDesk:
         if job.protocol:
             # Delivered over its connection at once when it has one; kept until its ack.
             self.queue(job, text, mode, request_id)
-            self._feed_reply(job, text, mode)
+            self._feed_reply(job, text, mode, who, who_id)
             return {"delivered": connected, "saved": True}
         terminal = job.terminal
         reading = terminal.reading if terminal is not None else {}
@@ -75,9 +76,9 @@ class ReplyDesk:
         now = mode == "steer" or shows_dialog(reading) or (not replies.pending and ready_for_text(reading))
         if terminal is None or not now:
             self.queue(job, text, mode, request_id)
-            self._feed_reply(job, text, mode)
+            self._feed_reply(job, text, mode, who, who_id)
             return {"delivered": False, "saved": True}
-        self._feed_reply(job, text, mode)
+        self._feed_reply(job, text, mode, who, who_id)
         result = terminal.type_text(text, "steer")
         replies.remember(request_id, 0)
         self._after_typing(job, result)
@@ -85,8 +86,8 @@ class ReplyDesk:
             return {"delivered": True, "saved": False}
         return {"delivered": False, "saved": False, "error": result["error"]}
 
-    def _feed_reply(self, job, text, mode):
-        self.registry.bus.publish("reply", f"reply: {text}", job.id, job.name, mode=mode)
+    def _feed_reply(self, job, text, mode, who=None, who_id=None):
+        self.registry.bus.publish("reply", f"reply: {text}", job.id, job.name, who=who, who_id=who_id, mode=mode)
 
     def queue(self, job, text, mode=None, request_id=None, kind=None, extra=None):
         """Keep a reply, or an agent item (`kind`), for the job (on disk before this

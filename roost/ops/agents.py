@@ -23,6 +23,11 @@ MAX_CHOICES = 20
 MAX_CHOICE = 200
 
 
+def caller_of(job):
+    """M44: the concierge's job speaks as the Concierge; every other job as a Session."""
+    return callers.CONCIERGE if job.record.get("role") == "concierge" else callers.SESSION
+
+
 def job_for(call):
     """The job named by args.id whose token args.token carries."""
     job_id = read.text(call.args, "id", min_length=1)
@@ -99,7 +104,7 @@ def report(call):
         fields["launch"] = job.launch
     # Bound before the row changes: whoever sees the row say what this agent takes (a
     # peer listing it, while its record is written) finds it connected.
-    session.identify(callers.SESSION, job.id)
+    session.identify(caller_of(job), job.id)
     links.bind(job, session)
     call.services.jobs.change(job, state=state, reported=True, **fields)
     return {}

@@ -49,6 +49,7 @@ def list_jobs(call):
     now = now_ms()
     jobs = [job for job in registry.all()
             if job.state is not None     # not until its start is recorded
+            and job.record.get("role") != "concierge"     # M44: the hub shows its status line instead
             and (everything or _listed(job, now)) and (directory is None or _in_dir(job, directory))]
     jobs.sort(key=sort_key)
     return {"jobs": [call.services.with_parent_open(job.row()) for job in jobs]}

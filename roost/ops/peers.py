@@ -12,7 +12,7 @@ from roost.errors import RoostError
 from roost.jobs.launch import fold_name
 from roost.ops import args as read
 from roost.ops import callers, op
-from roost.ops.agents import job_for
+from roost.ops.agents import caller_of, job_for
 
 HANDBACK_STATES = ("done", "blocked", "failed")
 HANDBACK_TEXT = 2000
@@ -27,7 +27,7 @@ def speak_for(call):
     job = job_for(call)
     if not job.speaks:
         raise RoostError("unauthorized", f"job {job.id} has ended: it speaks for no one")
-    call.session.identify(callers.SESSION, job.id)
+    call.session.identify(caller_of(job), job.id)
     return {"id": job.id, "name": job.name}
 
 
