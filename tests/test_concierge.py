@@ -317,3 +317,20 @@ def test_an_order_that_comes_due_is_a_digest_with_a_due_now_section(daemon):
     assert "Due now:" in due and "look at the open PRs" in due.split("Due now:")[1].split("\n\n")[0]
     moved = daemon.call("concierge-order", action="list")["orders"][0]
     assert moved["id"] == order["id"] and moved["nextAt"] > time.time() * 1000
+
+
+def test_the_concierge_starts_a_task_only_with_act_and_the_session_is_not_it(daemon, concierge, tmp_path):
+    from boardkit import launch as task_launch, project_repo
+    root = project_repo(tmp_path / "repo")
+    task = daemon.call("task", action="add", title="Tidy the docs", project=root)["task"]
+    for action in ("prepare", "start"):
+        refused = concierge.request("task", action=action, id=task["id"], launch=task_launch(root))
+        assert refused["code"] == "policy", (action, refused)
+    daemon.call("concierge", action="act", act=True)
+    path = concierge.call("task", action="prepare", id=task["id"])["workspace"]["path"]
+    own = concierge_id(daemon)
+    started = concierge.call("task", action="start", id=task["id"], launch=task_launch(
+        path, command=["sh", "-c", "echo id=$ROOST_JOB_ID; sleep 30"], env={"ROOST_JOB_ID": own}))
+    job_id = started["job"]["id"]
+    wait_for(lambda: f"id={job_id}" in output(daemon.home, job_id), what="the session's own identity")
+    assert row(daemon, job_id).get("role") is None and job_id != own
