@@ -248,7 +248,7 @@ def test_digests_say_what_changed_and_each_need_once(daemon):
     dispatch(daemon, ["true"], name="other")
     second = wait_for(lambda: digests(daemon, concierge)[count:], what="the next digest")[-1]
     assert "other" in second and "Needs the user (new):" not in second
-    assert f"{asker} asker: blocked waits (question)" in second           # still in the fleet
+    assert "1 waiting" in second and f"{asker} asker" not in second      # counted, not listed again
     # The wait ends and comes back: the need is said again.
     with daemon.client() as client:
         for report in ({"state": "working"}, {"state": "blocked", "status": "waiting", "waitingFor": "question",
@@ -334,3 +334,59 @@ def test_the_concierge_starts_a_task_only_with_act_and_the_session_is_not_it(dae
     job_id = started["job"]["id"]
     wait_for(lambda: f"id={job_id}" in output(daemon.home, job_id), what="the session's own identity")
     assert row(daemon, job_id).get("role") is None and job_id != own
+
+
+# -- the built-in concierge (no model) ---------------------------------------------------
+
+def dialog_row(daemon, name="editor"):
+    """A protocol job whose row waits on a dialog (as a terminal agent's permission prompt)."""
+    job_id = dispatch(daemon, ["sleep", "60"], name=name, protocol=True)
+    with daemon.client() as client:
+        client.call("report", {"id": job_id, "token": token_of(daemon, job_id), "report": {
+            "state": "blocked", "status": "waiting", "waitingFor": "dialog",
+            "question": "Allow edits to README.md?", "choices": ["Yes", "No"]}})
+    return job_id
+
+
+RULES = [{"match": "Allow edits to .*\\.md", "answer": "1", "why": "docs may always be edited"}]
+
+
+def builtin_on(daemon, answer, need_after=120_000):
+    write_config(daemon.home, {"concierge": {"answer": answer, "rules": RULES, "needAfterMs": need_after}})
+    status = daemon.call("concierge", action="on")
+    wait_for(lambda: daemon.call("concierge", action="status")["summary"] == "watching the sessions",
+             timeout=20, what="the built-in concierge's first report")
+    return status["id"]
+
+
+@pytest.mark.parametrize("answer", ["routine", "always"])
+def test_the_builtin_concierge_answers_a_dialog_from_a_rule_where_the_policy_allows(daemon, answer):
+    concierge = builtin_on(daemon, answer)
+    editor = dialog_row(daemon)
+    reply = wait_for(lambda: [event for event in events(daemon, "reply") if event["id"] == editor], timeout=20,
+                     what="its answer")[-1]
+    assert (reply["text"], reply["who"], reply["whoId"]) == ("reply: 1", "concierge", concierge)
+    assert row(daemon, editor).get("suggested") is None
+
+
+def test_under_never_the_builtin_concierge_only_suggests_and_says_what_needs_the_user(daemon):
+    builtin_on(daemon, "never", need_after=0)
+    editor = dialog_row(daemon)
+    suggested = wait_row(daemon, editor, lambda current: current.get("suggested"), timeout=20)["suggested"]
+    assert (suggested["text"], suggested["why"]) == ("1", "docs may always be edited")
+    asker = waiting_question(daemon)                  # no rule for it: a need, said once
+    need = wait_for(lambda: [event for event in events(daemon, "concierge")
+                             if event.get("said") == "need" and asker in event["text"]], timeout=20,
+                    what="the need said")
+    assert "Go on?" in need[0]["text"]
+    dispatch(daemon, ["true"], name="finisher")
+    wait_for(lambda: [event for event in events(daemon, "concierge")
+                      if event.get("said") == "info" and "finisher" in event["text"]], timeout=20,
+             what="what finished said")
+    assert len([event for event in events(daemon, "concierge")
+                if event.get("said") == "need" and asker in event["text"]]) == 1
+    assert not [event for event in events(daemon, "reply") if event["id"] == editor]
+    daemon.call("concierge-ask", text="how is it going?")
+    answered = wait_for(lambda: [event for event in events(daemon, "concierge") if event.get("said") == "answer"],
+                        timeout=20, what="its answer")[-1]
+    assert "waiting" in answered["text"] and "editor" in answered["text"]

@@ -1,8 +1,8 @@
 """The concierge's digests (M44, M46): what it is woken with. Only when something
 changed (an event of the feed not of its own making) or a standing order came due,
 never on a bare heartbeat; each digest holds only what happened since the last one, the
-needs not said before, the fleet in one line a session, the standing orders and what is
-due now, in `<roost-digest>`, under a set size (roost.json `concierge.digestBytes`,
+needs not said before, the sessions that changed (the rest of the fleet in one count
+line), the standing orders and what is due now, in `<roost-digest>`, under a set size (roost.json `concierge.digestBytes`,
 default 8 KiB) that says what it cut and how to ask for more.
 
 A need (a session waiting for the user) is said once: again only after its row left
@@ -66,10 +66,22 @@ def _order_line(order):
     return one_line(f"- #{order['id']}{clock} by {order['by']}: {order['text']}", LINE)
 
 
-def build(events, rows, orders, due, said, limit=DEFAULT_BYTES, why="change"):
-    """(the digest's text, the need keys it says). `said`: the need keys said before.
+def fleet_line(rows):
+    """The whole fleet in one line: how many sessions stand how."""
+    counts = {}
+    for row in rows:
+        how = "waiting" if row.get("status") == "waiting" else row.get("state") or "starting"
+        counts[how] = counts.get(how, 0) + 1
+    return f"{len(rows)} sessions: " + ", ".join(f"{count} {how}" for how, count in sorted(counts.items()))
+
+
+def build(events, rows, orders, due, said, limit=DEFAULT_BYTES, why="change", changed=None):
+    """(the digest's text, the need keys it says). `said`: the need keys said before;
+    `changed`: the ids of the sessions the events are about (None: all of them), the
+    only ones listed (the rest of the fleet is its one count line; `list` has them).
     Sections in the order they matter (due orders, new needs, the orders, what happened,
-    the fleet), each cut to what is left; what was cut is said, with how to ask for more."""
+    the sessions that changed), each cut to what is left; what was cut is said, with how
+    to ask for more."""
     needs = [row for row in needs_of(rows) if _need_key(row) not in said]
     head = f'<roost-digest why="{why}" at="{_clock(int(time.time() * 1000))}">'
     tail = "</roost-digest>"
@@ -99,7 +111,9 @@ def build(events, rows, orders, due, said, limit=DEFAULT_BYTES, why="change"):
     section("Standing orders:", [_order_line(order) for order in orders], "orders (concierge-order list)")
     section(f"What happened ({len(events)} events):", [_event_line(event) for event in events],
             "older events (events)", newest_first=True)
-    section(f"The fleet ({len(rows)} sessions):", [_row_line(row) for row in rows], "sessions (list)")
+    listed = rows if changed is None else [row for row in rows if row["id"] in changed]
+    section(f"The fleet, {fleet_line(rows)}; changed since the last digest:", [_row_line(row) for row in listed],
+            "sessions (list)")
     if cuts:
         parts.append(one_line("Cut to fit: " + "; ".join(cuts) + ". Ask for more with the ops named.",
                               CUT_RESERVE - 2))
@@ -170,8 +184,9 @@ class Digests:
                 if other.state is not None and other.record.get("role") != "concierge"]
         waiting = {_need_key(row) for row in needs_of(rows)}
         self.said &= waiting           # a wait that ended may be said again when it comes back
+        changed = {event["id"] for event in self.pending if event.get("id")}
         text, said = build(self.pending, rows, self.orders.listed(), due, self.said, self._limit(),
-                           why="order" if due else "change")
+                           why="order" if due else "change", changed=changed)
         try:
             self.messenger.deliver(Peer.of_job(job), "digest", text)
         except RoostError as error:
