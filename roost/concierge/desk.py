@@ -14,6 +14,8 @@ import os
 from roost import store
 from roost.concierge import policy as rules
 from roost.errors import RoostError, bad_request, not_found
+from roost.bundle import userenv
+from roost.jobs.builtin_profiles import roost_env
 from roost.jobs.launch import IDENTITY_NAMES, one_line
 from roost.jobs.record import now_ms
 
@@ -83,10 +85,13 @@ class ConciergeDesk:
     def _configured_launch(self):
         given = self.config.get("concierge")
         profile = given.get("profile") if isinstance(given, dict) else None
-        if not isinstance(profile, str) or not profile:
-            raise bad_request("no concierge is named: give a launch, or roost.json concierge.profile")
-        return {"kind": "shell", "cwd": os.path.expanduser("~"), "command": [], "env": {}, "name": "",
-                "sessionFile": "", "origin": "dispatch", "profile": profile}
+        launch = {"kind": "shell", "cwd": os.path.expanduser("~"), "command": [], "env": {}, "name": "",
+                  "sessionFile": "", "origin": "dispatch"}
+        if isinstance(profile, str) and profile:
+            return dict(launch, profile=profile)
+        # None named: the built-in concierge, which needs no model (roost.cli.builtin_concierge).
+        return dict(launch, command=userenv.roost_command() + ["concierge", "builtin"], env=roost_env(),
+                    protocol=True)
 
     def turn_off(self):
         job = self.job()
@@ -135,6 +140,13 @@ class ConciergeDesk:
     def policy(self):
         """The person's setting, over roost.json's start (read afresh: an edit counts)."""
         return dict(rules.start_value(self.config.current()), **(self.data.get("policy") or {}))
+
+    def policy_in_force(self):
+        """concierge-policy: the policy, and the user's rules for the built-in concierge."""
+        given = self.config.get("concierge")
+        given = given if isinstance(given, dict) else {}
+        extra = {name: given[name] for name in ("rules", "needAfterMs") if name in given}
+        return dict(self.policy(), **extra)
 
     def set_policy(self, **change):
         self.data["policy"] = dict(self.policy(), **change)

@@ -65,7 +65,7 @@ def concierge_say(call):
 @op("concierge-policy")
 def concierge_policy(call):
     _concierge(call)
-    return call.services.concierge.policy()
+    return call.services.concierge.policy_in_force()
 
 
 @op("concierge-suggest")

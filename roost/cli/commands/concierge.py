@@ -17,6 +17,7 @@ Usage:
   roost concierge suggest <id> <text>... [--why=WHY] [--json]
   roost concierge reply <id> <text>... [--why=WHY] [--json]
   roost concierge act (stop | respawn) <id> [--why=WHY] [--json]
+  roost concierge builtin
   roost concierge --help
 
 Options:
@@ -30,7 +31,8 @@ Options:
                      daily 18:00, weekdays 09:00, cron "..."); none: in every digest
   --json             print the op's result as JSON
 
-policy without options shows the policy in force (inside the concierge's job: the
+builtin runs the built-in concierge (roost starts it as the concierge's job when
+roost.json names no profile for it). policy without options shows the policy in force (inside the concierge's job: the
 policy it is held to). Standing orders are the concierge's to keep: every digest lists
 them, and one on a clock is sent to it when due. Inside the concierge's job the order
 commands are its own (`by: concierge`; it drops only its own, and marks one applied).
@@ -53,6 +55,9 @@ def _status_line(status):
 
 
 def main(opts, ctx):
+    if opts["builtin"]:
+        from roost.cli import builtin_concierge
+        return builtin_concierge.main()
     if opts["on"]:
         return _on(opts, ctx)
     if opts["off"] or opts["status"]:
