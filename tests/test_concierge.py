@@ -390,3 +390,29 @@ def test_under_never_the_builtin_concierge_only_suggests_and_says_what_needs_the
     answered = wait_for(lambda: [event for event in events(daemon, "concierge") if event.get("said") == "answer"],
                         timeout=20, what="its answer")[-1]
     assert "waiting" in answered["text"] and "editor" in answered["text"]
+
+
+def test_a_concierge_of_a_profile_is_told_its_tools_and_policy_first(daemon):
+    write_config(daemon.home, {"concierge": {"profile": "watcher", "answer": "routine"}, "agentProfiles": {
+        "watcher": {"command": agent("prompt_echo.py", 0.1), "task": "type"}}})
+    job_id = daemon.call("concierge", action="on")["id"]
+    wait_for(lambda: "echo: You are roost's concierge" in output(daemon.home, job_id), timeout=20,
+             what="the prompt typed")
+    said = output(daemon.home, job_id)
+    assert "only with one of the choices" in said and "roost concierge suggest" in said
+
+
+def test_the_concierge_is_never_reaped_for_idleness(daemon):
+    write_config(daemon.home, {"reapIdleAfterMs": 300})
+    job_id = turn_on(daemon)
+
+    def pid():
+        with open(os.path.join(daemon.home, "jobs", job_id, "job.json")) as handle:
+            return json.load(handle).get("pid")
+    wait_for(lambda: daemon.call("concierge", action="status")["status"] == "waiting", timeout=20,
+             what="the concierge waiting at its prompt")
+    first = pid()
+    other = dispatch(daemon, agent("prompt_echo.py", 0.1), name="idler")
+    wait_row(daemon, other, lambda current: current["reaped"], timeout=20)      # as long as that takes
+    # Reaped, it would have been started again by the next digest: another process.
+    assert daemon.call("concierge", action="status")["on"] is True and pid() == first
