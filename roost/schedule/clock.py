@@ -7,13 +7,14 @@ schedule, types its text to the session as a reply from roost. It is skipped, an
 skip kept as `lastSkip {at, why}`, when the last run still goes, the launch is refused,
 or the target is gone or does not wait. Each run and each skip is a `schedule` event.
 
-At the daemon's start, what came due while it (or the machine) was down runs once when
-the schedule says `catchUp`, however many slots it missed, and is skipped otherwise; a
-run of a resumable profile cut short by the restart carries on with its resume argv
-(autoResume).
+A slot found more than a minute late was missed (roost was not running, or the machine
+slept): it runs once when the schedule says `catchUp`, however many slots were missed,
+and is skipped otherwise. At the daemon's start a run of a resumable profile cut short
+by the restart carries on with its resume argv (autoResume).
 """
 
 import logging
+import time
 
 import gevent
 import gevent.event
@@ -27,6 +28,8 @@ log = logging.getLogger(__name__)
 # Longest sleep between two looks at the wall clock: a machine that slept, or a clock
 # that was set, is noticed within this even when no schedule changed.
 MAX_SLEEP_S = 300.0
+# A slot this late was missed, not just run late.
+MISSED_AFTER_MS = 60_000
 
 
 class Skipped(Exception):
@@ -51,15 +54,7 @@ class Scheduler:
         """After the jobs are adopted: the missed slots settled, cut-short runs resumed,
         the timer started."""
         self.book.load()
-        now = now_ms()
-        for schedule in self.book.active():
-            if schedule.next_at <= now and not schedule.record.get("catchUp"):
-                # Missed while roost was down, and not to be caught up: the next slot.
-                schedule.record["nextAt"] = schedule.following(now)
-                schedule.record["lastSkip"] = {"at": now, "why": "missed while roost was not running"}
-            # catchUp: left due, so the timer runs it once and moves on past now.
         self._resume_cut_short()
-        self.book.save()
         self._timer = gevent.spawn(self._run)
 
     def stop(self):
@@ -91,7 +86,12 @@ class Scheduler:
                      key=lambda schedule: schedule.next_at)
         for schedule in due:
             try:
-                self._fire(schedule, due=schedule.next_at)
+                if now - schedule.next_at > MISSED_AFTER_MS and not schedule.record.get("catchUp"):
+                    self._skip(schedule, "missed: roost was not running (or the machine slept) at "
+                                         + time.strftime("%Y-%m-%d %H:%M", time.localtime(schedule.next_at / 1000)),
+                               schedule.next_at)
+                else:
+                    self._fire(schedule, due=schedule.next_at)
             except Skipped:
                 pass
             except Exception:
@@ -125,13 +125,15 @@ class Scheduler:
             else:
                 job = self._launch(schedule, due)
         except Skipped as skip:
-            record["lastSkip"] = {"at": now_ms(), "why": skip.why}
-            self.bus.publish("schedule", f"{schedule.name} skipped: {skip.why}", schedule=schedule.name,
-                             skipped=skip.why, due=due)
+            self._skip(schedule, skip.why, due)
             raise
         record["lastRunAt"] = now_ms()
         record["lastJob"] = job.id
         return job.id
+
+    def _skip(self, schedule, why, due):
+        schedule.record["lastSkip"] = {"at": now_ms(), "why": why}
+        self.bus.publish("schedule", f"{schedule.name} skipped: {why}", schedule=schedule.name, skipped=why, due=due)
 
     def _launch(self, schedule, due):
         record = schedule.record
