@@ -416,3 +416,23 @@ def test_the_concierge_is_never_reaped_for_idleness(daemon):
     wait_row(daemon, other, lambda current: current["reaped"], timeout=20)      # as long as that takes
     # Reaped, it would have been started again by the next digest: another process.
     assert daemon.call("concierge", action="status")["on"] is True and pid() == first
+
+
+def test_an_unregistered_agent_is_refused_and_hubs_are_pushed_what_the_concierge_says(daemon, concierge):
+    with daemon.client() as agent_connection:
+        agent_connection.call("hello", {"protocol": 1, "agent": {"name": "stranger"}, "capabilities": ["report"]})
+        for op in CONCIERGE_ONLY:
+            assert agent_connection.request(op, {"id": "x", "text": "x", "kind": "info", "what": "stop"})["code"] \
+                == "unauthorized", op
+        for op in PERSON_ONLY + ("concierge-order",):
+            assert agent_connection.request(op, {"action": "list", "text": "x"})["code"] == "unsupported", op
+    with daemon.client() as hub:
+        hub.call("subscribe")
+        concierge.call("concierge-say", kind="need", text="asker waits for you")
+
+        def pushed():
+            event = hub.next_event()
+            return event if event.get("event") == "concierge" else None
+        push = wait_for(pushed, what="the concierge push")
+    assert push["said"] == {"kind": "need", "text": "asker waits for you", "at": push["said"]["at"]}
+    assert push["status"]["on"] is True and push["status"]["id"] == concierge_id(daemon)
