@@ -436,3 +436,24 @@ def test_an_unregistered_agent_is_refused_and_hubs_are_pushed_what_the_concierge
         push = wait_for(pushed, what="the concierge push")
     assert push["said"] == {"kind": "need", "text": "asker waits for you", "at": push["said"]["at"]}
     assert push["status"]["on"] is True and push["status"]["id"] == concierge_id(daemon)
+
+
+def test_the_builtin_concierge_says_a_due_order_and_marks_it_applied(daemon):
+    builtin_on(daemon, "never")
+    daemon.call("concierge-order", action="add", text="look at the open PRs", when="every 1m")
+    daemon.stop()
+    path = os.path.join(daemon.home, "orders.json")
+    with open(path) as handle:
+        data = json.load(handle)
+    data["orders"][0]["nextAt"] = int(time.time() * 1000) - 1000
+    with open(path, "w") as handle:
+        json.dump(data, handle)
+    daemon.start()
+    said = wait_for(lambda: [event for event in events(daemon, "concierge")
+                             if event.get("said") == "info" and "due now: order #1" in event["text"]], timeout=30,
+                    what="the due order said")
+    assert "look at the open PRs" in said[0]["text"]
+    applied = wait_for(lambda: daemon.call("concierge-order", action="list")["orders"][0]["count"] >= 1 and
+                       daemon.call("concierge-order", action="list")["orders"][0], timeout=30, what="the order applied")
+    assert applied["count"] == 1
+    assert applied["lastAt"] and applied["nextAt"] > time.time() * 1000

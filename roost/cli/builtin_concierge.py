@@ -56,6 +56,7 @@ class BuiltinConcierge:
         self.started_at = _now_ms()
         self.lock = threading.Lock()
         self.timer = None
+        self.digests_seen = set()   # the seqs of the digests taken
 
     def run(self):
         if self.agent is None:
@@ -71,8 +72,13 @@ class BuiltinConcierge:
     def on_digest(self, message):
         if message.kind != "digest":
             return
+        with self.lock:
+            # An item sent again (a new connection resends what was not acked yet) is one digest.
+            if message.seq in self.digests_seen:
+                return
+            self.digests_seen.add(message.seq)
         self.review()
-        if 'why="order"' in message.text:
+        if (message.data.get("why") or "") == "order" or 'why="order"' in message.text:
             self._due_orders(message.text)
 
     def on_question(self, reply):
@@ -147,8 +153,10 @@ class BuiltinConcierge:
                           + (f": {said}" if said else ""))
 
     def _due_orders(self, text):
-        section = text.split("Due now:", 1)[1].split("\n\n", 1)[0] if "Due now:" in text else ""
+        section = text.split("Due now:\n", 1)[1] if "Due now:\n" in text else ""
         for line in section.splitlines():
+            if not line.startswith("- "):
+                break           # the section ends at the blank line before the next
             found = DUE_ORDER.match(line.strip())
             if found:
                 self._say("info", f"due now: order #{found.group(1)}{found.group(2)}")
@@ -160,6 +168,7 @@ class BuiltinConcierge:
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
+        self.digests_seen = set()   # the seqs of the digests taken
         if at_ms is not None:
             self.timer = threading.Timer(max(0.0, (at_ms - _now_ms()) / 1000.0) + 0.05, self.review)
             self.timer.daemon = True

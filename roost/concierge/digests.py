@@ -85,14 +85,14 @@ def build(events, rows, orders, due, said, limit=DEFAULT_BYTES, why="change", ch
     needs = [row for row in needs_of(rows) if _need_key(row) not in said]
     head = f'<roost-digest why="{why}" at="{_clock(int(time.time() * 1000))}">'
     tail = "</roost-digest>"
-    budget = limit - len(head) - len(tail) - CUT_RESERVE
+    budget = limit - len(head) - len(tail) - 2 - CUT_RESERVE
     parts, cuts = [], []
 
     def section(title, lines, more, newest_first=False):
         nonlocal budget
         if not lines:
             return
-        taken, size = [], len(title.encode()) + 2
+        taken, size = [], len(title.encode()) + 3
         for line in (reversed(lines) if newest_first else lines):
             width = len(line.encode()) + 1
             if size + width > budget:
@@ -117,7 +117,8 @@ def build(events, rows, orders, due, said, limit=DEFAULT_BYTES, why="change", ch
     if cuts:
         parts.append(one_line("Cut to fit: " + "; ".join(cuts) + ". Ask for more with the ops named.",
                               CUT_RESERVE - 2))
-    return "\n".join([head] + parts + [tail]), {_need_key(row) for row in needs}
+    # A blank line between sections: each is found by its title, and ends there.
+    return "\n".join([head, "\n\n".join(parts), tail]), {_need_key(row) for row in needs}
 
 
 class Digests:
@@ -185,10 +186,11 @@ class Digests:
         waiting = {_need_key(row) for row in needs_of(rows)}
         self.said &= waiting           # a wait that ended may be said again when it comes back
         changed = {event["id"] for event in self.pending if event.get("id")}
-        text, said = build(self.pending, rows, self.orders.listed(), due, self.said, self._limit(),
-                           why="order" if due else "change", changed=changed)
+        why = "order" if due else "change"
+        text, said = build(self.pending, rows, self.orders.listed(), due, self.said, self._limit(), why=why,
+                           changed=changed)
         try:
-            self.messenger.deliver(Peer.of_job(job), "digest", text)
+            self.messenger.deliver(Peer.of_job(job), "digest", text, fields={"why": why})
         except RoostError as error:
             # Its agent takes no items (a protocol agent whose hello left agent-items out):
             # what happened waits, bounded, for one that does.
