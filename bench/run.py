@@ -26,6 +26,8 @@ SUITES = [
     ("git", "Git for the task board: worktree add and land against plain git"),
     ("board", "The task board: `task list` of 200, `prepare` and `merge` against plain git"),
     ("trust", "The trust boundary: is a connection's process inside a job, with 500 jobs"),
+    ("schedules", "Schedules: 1000 held, idle CPU, how late a due run starts"),
+    ("concierge", "The concierge's digests: one over 500 sessions, and an hour of a busy fleet"),
 ]
 # Sections a script of their own measures (not `scripts/bench`: they need what CI has
 # not got), each (name, title, module with `report`, the command that measures it).

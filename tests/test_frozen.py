@@ -331,3 +331,14 @@ def test_the_built_in_profiles_and_the_pi_extension_are_in_the_binary(frozen):
                             (client, ("src", "roost-agent.ts"))):
         with open(shipped, "rb") as got, open(os.path.join(ROOT, "clients", "typescript", *source), "rb") as want:
             assert got.read() == want.read()
+
+
+def test_schedules_and_the_built_in_concierge_run_from_the_binary(frozen):
+    # cronsim is in the bundle: a cron schedule is read and armed.
+    added = json.loads(ok(frozen("schedule", "add", "nightly", "cron 30 2 * * *", "--json", "--", "true")))
+    assert added["when"] == 'cron "30 2 * * *"' and added["nextAt"]
+    # The built-in concierge is the binary itself (`roost concierge builtin`), speaking
+    # through the bundled roost_agent.py.
+    ok(frozen("concierge", "on"))
+    wait_for(lambda: json.loads(ok(frozen("concierge", "status", "--json")))["summary"] == "watching the sessions",
+             timeout=30, what="the built-in concierge's first report")

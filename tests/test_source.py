@@ -86,7 +86,7 @@ RANKS = {
     # the house's one atomic writer (standard library only): the store, the keeper and the
     # term's log all write through it
     "roost.unix.files": 0,
-    "roost.store": 1, "roost.config": 1, "roost.mcp_config": 1,
+    "roost.store": 1, "roost.config": 1, "roost.mcp_config": 1, "roost.args": 1,
     # the operating system's seams, and the keeper that holds the terminals
     "roost.unix": 2, "roost.bundle": 2,
     "roost.keeper": 3,
@@ -98,6 +98,8 @@ RANKS = {
     "roost.jobs": 7,
     "roost.peers": 8,
     "roost.board": 9,
+    "roost.schedule": 10,
+    "roost.concierge": 11,
     # the daemon's upper layers
     "roost.ops": 20,
     "roost.server": 21,

@@ -72,8 +72,6 @@ class BoardActions:
         self.bus = bus
         self.push = push                  # fn(message): to every subscribed hub
         self.finish_workspace = None      # fn(actor, task, result): a workspace's done (M55)
-        registry.on_row_change.append(self._row_changed)
-        registry.on_remove.append(self._removed)
 
     # -- reading ------------------------------------------------------------------------
 
@@ -225,11 +223,11 @@ class BoardActions:
 
     # -- claims of sessions that end ------------------------------------------------------
 
-    def _row_changed(self, row, before):
+    def row_changed(self, row, before):
         if row["state"] in ENDED and (before is None or before.get("state") != row["state"]):
             self._release_all(row["id"], f"its session {row['state']}")
 
-    def _removed(self, row):
+    def removed(self, row):
         self._release_all(row["id"], "its session was removed")
 
     def _release_all(self, session_id, why):

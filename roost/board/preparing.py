@@ -285,7 +285,7 @@ class Preparations:
         given = args.get("task") or (args.get("term") or {}).get("typeTask")
         if is_agent and not given:
             args["task"] = self.prompt(task, hold or workspace)
-        job = spaces.launch(args, {"task": one_line(f"#{task['id']} {task['title']}", 200)})
+        job = spaces.launcher.launch(args, extra={"task": one_line(f"#{task['id']} {task['title']}", 200)})
         workspace = self._take_hold(task, hold) if hold is not None else task["workspace"]
         if is_agent and not given:
             workspace["comments"] = []      # they went with the prompt

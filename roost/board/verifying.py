@@ -56,8 +56,6 @@ class Checks:
         self.slots = collections.defaultdict(set)           # repository -> task ids verifying
         self.queue = collections.defaultdict(collections.deque)
         self.waiters = {}                                   # task id -> AsyncResult(stage)
-        workspaces.registry.on_row_change.append(self._row_changed)
-        workspaces.registry.on_remove.append(self._removed)
 
     # -- what may run -------------------------------------------------------------------
 
@@ -139,8 +137,8 @@ class Checks:
             record["tip"] = git.ref_sha(repo, workspace["branch"])
             if kind == "verify":
                 self._check_runs_on_tip(task, record["tip"])
-            job = self.workspaces.launch(args, {"task": f"#{task['id']} {kind}",
-                                                "boardCheck": {"task": task["id"], "kind": kind}})
+            job = self.workspaces.launcher.launch(args, extra={"task": f"#{task['id']} {kind}",
+                                                          "boardCheck": {"task": task["id"], "kind": kind}})
         except RoostError as error:
             self.slots[task["project"]].discard(task["id"])
             self._ended_without_job(task, kind, f"the {kind} command could not start: {error.text}")
@@ -168,13 +166,13 @@ class Checks:
 
     # -- their ends ---------------------------------------------------------------------------
 
-    def _row_changed(self, row, before):
+    def row_changed(self, row, before):
         if row["id"] in self.running and row["state"] in END_STATES and (before or {}).get("state") != row["state"]:
             job = self.workspaces.registry.get(row["id"])
             if job is not None and not job.run.active:
                 gevent.spawn(self._ended, row["id"])
 
-    def _removed(self, row):
+    def removed(self, row):
         if row["id"] in self.running:
             gevent.spawn(self._ended, row["id"], removed=True)
 

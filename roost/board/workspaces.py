@@ -35,16 +35,16 @@ log = logging.getLogger(__name__)
 
 
 class Workspaces:
-    """The workspaces of the board's tasks. `launch(args, extra)` starts a job from a
-    DispatchArgs (the daemon's launch_job) and returns {id, name}."""
+    """The workspaces of the board's tasks; `launcher` (roost.jobs.launcher) starts their
+    jobs."""
 
-    def __init__(self, home, board, actions, registry, config, launch):
+    def __init__(self, home, board, actions, registry, config, launcher):
         self.home = home
         self.board = board
         self.actions = actions
         self.registry = registry
         self.config = config
-        self.launch = launch
+        self.launcher = launcher
         self.stages = Stages(board, actions)
         self._locks = collections.defaultdict(gevent.lock.RLock)
         self.checks = Checks(self)
@@ -53,7 +53,6 @@ class Workspaces:
         self.merges = Merges(self)
         self.exits = Exits(self)
         self.upkeep = Upkeep(self)
-        actions.finish_workspace = self.finish
 
     def start(self):
         """At the daemon's start: tasks.json and each repository's worktrees agree again

@@ -24,6 +24,8 @@ COMMANDS = {
     "keys": ("keys", "press keys in a job's terminal (Down, Enter, C-c: to answer a dialog)"),
     "events": ("events", "what happened across the jobs (-f follows it live)"),
     "task": ("task", "the shared task board: add, list, claim, done, ..."),
+    "schedule": ("schedule", "sessions on a clock: add, list, rm, pause, resume, run"),
+    "concierge": ("concierge", "the agent that watches the sessions for you: on, off, status, ask, policy"),
     "peers": ("peers", "an agent's: the sessions this job may message"),
     "send": ("send", "an agent's: send another session a message"),
     "watch": ("watch", "an agent's: be told when another session is idle or ended"),

@@ -1,9 +1,15 @@
 """The daemon's parts, built once in dependency order, each handed only what it uses (as
 Mercurial's command server builds its own); the ops reach them through `call.services`.
 
-    config, keeper, feed -> bus -> jobs -> runner -> links -> replies, reaper
+    config, keeper, feed -> bus -> jobs -> runner -> links -> replies, reaper, launcher
     jobs -> directory -> messenger -> watches (peers) -> board, its actions -> workspaces
-    bus -> subscribers (the jobs' row changes and removals wired to them here)
+    jobs, launcher -> schedules (the book) -> scheduler (their one timer)
+    bus -> orders; jobs, launcher, replies, subscribers, orders -> concierge -> digests
+    bus -> subscribers
+
+Every hook (who hears of a keeper's exit, a run's start, a row's change, a removal, an
+event) is wired here, after the parts are built, so the order they fire in is written in
+one place: `_wire`.
 """
 
 import logging
@@ -14,12 +20,16 @@ from roost import __version__
 from roost.board.actions import BoardActions
 from roost.board.board import TaskBoard
 from roost.board.workspaces import Workspaces
+from roost.concierge.desk import ConciergeDesk
+from roost.concierge.digests import Digests
+from roost.concierge.orders import StandingOrders
 from roost.config import Config
 from roost.events.bus import EventBus
 from roost.events.feed import EventFeed
 from roost.events.subscribers import Subscribers
 from roost.jobs import adoption
 from roost.jobs.agent_links import AgentLinks
+from roost.jobs.launcher import Launcher
 from roost.jobs.origins import ProcessOrigins
 from roost.jobs.reaping import Reaper
 from roost.jobs.record import now_ms
@@ -27,10 +37,11 @@ from roost.jobs.registry import JobRegistry
 from roost.jobs.replies import ReplyDesk
 from roost.jobs.runner import JobRunner
 from roost.keeper.client import KeeperClient
-from roost.ops.job_args import launch_job
 from roost.peers.directory import PeerDirectory
 from roost.peers.messages import Messenger
 from roost.peers.watches import Watches
+from roost.schedule.book import ScheduleBook
+from roost.schedule.clock import Scheduler
 
 log = logging.getLogger(__name__)
 
@@ -67,17 +78,43 @@ class Services:
         self.links = AgentLinks(self.jobs)
         self.replies = ReplyDesk(self.jobs, self.runner, self.links)
         self.reaper = Reaper(self.jobs, self.runner, self.config)
+        # Every part that starts jobs (dispatch, spawn, the board, schedules) starts them here.
+        self.launcher = Launcher(self.jobs, self.runner, self.replies, self.config)
         self.directory = PeerDirectory(self.jobs)
         self.messenger = Messenger(self.directory, self.runner, self.replies, self.links, self.bus)
-        self.watches = Watches(home, self.jobs, self.directory, self.messenger, self.bus)
-        self.subscribers = Subscribers(self.bus, decorate=self.with_parent_open)
-        self.jobs.on_row_change.append(self.subscribers.row_changed)
-        self.jobs.on_remove.append(self.subscribers.removed)
+        self.watches = Watches(home, self.jobs, self.directory, self.messenger)
+        self.subscribers = Subscribers(decorate=self.with_parent_open)
         self.board = TaskBoard(home)
         self.board_actions = BoardActions(self.board, self.jobs, self.directory, self.messenger, self.bus,
                                           self.subscribers.push)
         self.workspaces = Workspaces(home, self.board, self.board_actions, self.jobs, self.config,
-                                     lambda args, extra: launch_job(self, args, extra=extra))
+                                     self.launcher)
+        self.schedules = ScheduleBook(home, self.jobs, self.config)
+        self.scheduler = Scheduler(self.schedules, self.jobs, self.runner, self.launcher, self.replies, self.bus)
+        self.orders = StandingOrders(home, self.bus)
+        self.concierge = ConciergeDesk(home, self.jobs, self.runner, self.launcher, self.replies, self.config,
+                                       self.bus, self.subscribers.push, self.orders)
+        self.digests = Digests(self.jobs, self.concierge, self.orders, self.messenger, self.config)
+        self._wire()
+
+    def _wire(self):
+        """The hooks, in the order they fire."""
+        self.keeper.exit_listeners.append(self.runner.ends.exited)
+        self.keeper.lost_listeners.append(self.runner.keeper_lost)
+        self.runner.on_started.append(self.replies.kick)     # a started run's replies are typed
+        self.runner.on_adopted.append(self.replies.resume)   # and an adopted one's waiting ones
+        checks = self.workspaces.checks
+        for hook in (self.reaper.row_changed, self.subscribers.row_changed,
+                     self.board_actions.row_changed, checks.row_changed, self.concierge.row_changed):
+            self.jobs.on_row_change.append(hook)
+        for hook in (self.subscribers.removed, self.board_actions.removed, checks.removed):
+            self.jobs.on_remove.append(hook)
+        # The feed's listeners: kept watches fire before hubs hear of the event.
+        self.bus.listeners.append(self.watches.event)
+        self.bus.listeners.append(self.subscribers.event)
+        self.bus.listeners.append(self.digests.event)       # what the concierge is woken with
+        self.orders.on_change = self.digests.changed
+        self.board_actions.finish_workspace = self.workspaces.finish   # M55: a workspace's done
 
     def with_parent_open(self, row):
         """M13: a row says whether someone holds its parent session now."""
@@ -91,6 +128,8 @@ class Services:
         self.feed.load()
         self.jobs.load()
         self.board.load()
+        self.concierge.load()
+        self.orders.load()
         try:
             adoption.adopt(self.runner)
         except Exception as error:
@@ -103,6 +142,11 @@ class Services:
             log.exception("setting the task board's worktrees right failed")
         self.watches.load()
         self.watches.recheck()
+        try:
+            self.scheduler.start()      # after adoption: a cut-short run is known as such
+        except Exception:
+            log.exception("starting the schedules failed")
+        self.digests.start()
         running = sum(1 for job in self.jobs.all() if job.running)
         self.bus.publish("daemon", f"roost {__version__} started: {running} jobs running")
 
@@ -110,6 +154,8 @@ class Services:
         """With keepWorkers the keeper and every job go on for the next daemon; without,
         every job is stopped and the keeper leaves once they are gone."""
         self.bus.publish("daemon", "roost stopping" + (": its jobs go on" if keep_workers else ""))
+        self.scheduler.stop()
+        self.digests.stop()
         adoption.shut_down(self.runner, keep_workers)
         self.jobs.flush()
         self.bus.flush()

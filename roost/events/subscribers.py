@@ -24,13 +24,12 @@ ROWS_EVERY = 0.2
 
 
 class Subscribers:
-    def __init__(self, bus, decorate=None):
+    def __init__(self, decorate=None):
         self.sessions = set()
         self._decorate = decorate        # fn(row) -> row: what a row says of others (parentOpen)
         self._rows = {}                  # job id -> its latest row, not pushed yet
         self._flusher = None
         self._flushed_at = 0.0
-        bus.listeners.append(self.event)
 
     def add(self, session):
         if session in self.sessions:

@@ -16,6 +16,10 @@ from roost.jobs.run_end import DRAIN_WAIT_S, recorded_exit
 
 log = logging.getLogger(__name__)
 
+# The end of a job the keeper no longer holds and left no exit status for (the machine,
+# or the keeper, restarted): what a schedule's autoResume looks for (roost.schedule).
+ENDED_AWAY = "it ended while roost was away (exit status unknown)"
+
 
 def adopt(runner):
     """Take every job the keeper holds; settle the ones on record as running that it
@@ -96,7 +100,7 @@ def _settle_unheld(runner, job):
         return
     runner.registry.move(job, "ended", state=end_state(False, None, job.state), pid=None,
                          endedAt=now_ms(), status=None, waitingFor=None,
-                         error="it ended while roost was away (exit status unknown)")
+                         error=ENDED_AWAY)
 
 
 def shut_down(runner, keep_workers):

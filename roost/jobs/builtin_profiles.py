@@ -56,7 +56,7 @@ def expand(argv):
         elif word.startswith(BUNDLE):
             expanded.append(files.bundled(word[len(BUNDLE):]))
         elif MCP.match(word):
-            expanded += mcp_config.mcp_args(MCP.match(word).group(1), userenv.roost_command(), _server_env())
+            expanded += mcp_config.mcp_args(MCP.match(word).group(1), userenv.roost_command(), roost_env())
         else:
             expanded.append(word)
     return expanded
@@ -67,8 +67,9 @@ def readable(argv):
     return ["[roost mcp]" if isinstance(word, str) and MCP.match(word) else expand([word])[0] for word in argv]
 
 
-def _server_env():
-    """What `roost mcp` needs besides the job's identity: from a checkout, where roost is."""
+def roost_env():
+    """What roost's own subcommands run in a job (`roost mcp`, the built-in concierge) need
+    besides the job's identity: from a checkout, where roost is."""
     return {} if files.is_frozen() else {"PYTHONPATH": files.bundle_dir()}
 
 

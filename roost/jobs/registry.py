@@ -133,6 +133,8 @@ class JobRegistry:
             job.record["state"] = state
             job.record["stateSince"] = now_ms()
         job.record.update(fields)
+        if job.record.get("suggested") and job.record.get("status") != "waiting":
+            job.record["suggested"] = None     # M45: a suggestion lasts while its row waits
         after = job.row()
         if after == before and state is None and not _hidden_change(fields):
             return after

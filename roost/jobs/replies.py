@@ -39,11 +39,10 @@ class ReplyDesk:
         self._typists = {}          # job id -> the greenlet typing its queued replies
         self._typed = {}            # job id -> an Event set when its typist took an item off
         self._adopted = set()       # job ids whose first item a daemon before this one may have typed
-        runner.on_started.append(self.kick)
-        runner.on_adopted.append(self._resume)
 
-    def reply(self, job, text, mode, request_id):
-        """The `reply` op for one job; the answer per the spec's reply result."""
+    def reply(self, job, text, mode, request_id, who=None, who_id=None):
+        """The `reply` op for one job; the answer per the spec's reply result. `who`,
+        `who_id`: the job that answers in the user's place (the concierge, M45)."""
         replies = job.replies()
         if request_id is not None and replies.answer_for(request_id) is not None:
             # M36: taken once; a job that was to be started for it is started now.
@@ -61,7 +60,7 @@ class ReplyDesk:
                                             "and the agent is not connected")
         if not job.running:
             self.queue(job, text, mode, request_id)
-            self._feed_reply(job, text, mode)
+            self._feed_reply(job, text, mode, who, who_id)
             try:
                 self.runner.wake(job)
             except RoostError as error:   # held back (it keeps dying) or cannot run
@@ -70,7 +69,7 @@ class ReplyDesk:
         if job.protocol:
             # Delivered over its connection at once when it has one; kept until its ack.
             self.queue(job, text, mode, request_id)
-            self._feed_reply(job, text, mode)
+            self._feed_reply(job, text, mode, who, who_id)
             return {"delivered": connected, "saved": True}
         terminal = job.terminal
         reading = terminal.reading if terminal is not None else {}
@@ -84,8 +83,8 @@ class ReplyDesk:
             still = (lambda: shows_dialog(terminal.reading)) if dialog else (lambda: self._free(job, terminal))
         if terminal is None or not (mode == "steer" or dialog or (self._free(job, terminal)
                                                                    and not terminal.typing)):
-            return self._keep(job, text, mode, request_id)
-        self._feed_reply(job, text, mode)
+            return self._keep(job, text, mode, request_id, who, who_id)
+        self._feed_reply(job, text, mode, who, who_id)
         result = terminal.type_text(text, "steer", still=still)
         if result.get("ready") is False:      # another typing came first: it waits its turn
             self.queue(job, text, mode, request_id)
@@ -102,13 +101,13 @@ class ReplyDesk:
         return (ready_for_text(terminal.reading) and not job.replies().pending
                 and (typist is None or typist.dead))
 
-    def _keep(self, job, text, mode, request_id):
+    def _keep(self, job, text, mode, request_id, who=None, who_id=None):
         self.queue(job, text, mode, request_id)
-        self._feed_reply(job, text, mode)
+        self._feed_reply(job, text, mode, who, who_id)
         return {"delivered": False, "saved": True}
 
-    def _feed_reply(self, job, text, mode):
-        self.registry.bus.publish("reply", f"reply: {text}", job.id, job.name, mode=mode)
+    def _feed_reply(self, job, text, mode, who=None, who_id=None):
+        self.registry.bus.publish("reply", f"reply: {text}", job.id, job.name, who=who, who_id=who_id, mode=mode)
 
     def queue(self, job, text, mode=None, request_id=None, kind=None, extra=None):
         """Keep a reply, or an agent item (`kind`), for the job (on disk before this
@@ -142,7 +141,8 @@ class ReplyDesk:
             return
         self._typists[job.id] = gevent.spawn(self._type_queued, job, job.terminal)
 
-    def _resume(self, job):
+    def resume(self, job):
+        """A job adopted from the daemon before: what waits on its book is typed now."""
         self._adopted.add(job.id)
         self.kick(job)
 

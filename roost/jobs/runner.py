@@ -37,8 +37,6 @@ class JobRunner:
         self.pty_error = None           # why terminals cannot be had, for `status`
         self.on_started = []            # fn(job) once a run is recorded (its replies are typed)
         self.on_adopted = []            # fn(job) once a run a daemon before this one started is ours
-        keeper.exit_listeners.append(self.ends.exited)
-        keeper.lost_listeners.append(self._keeper_lost)
 
     def stop_grace(self):
         """Seconds from SIGTERM to SIGKILL (roost.json "stopGraceMs")."""
@@ -205,7 +203,7 @@ class JobRunner:
                 gevent.sleep((delay_ms - since) / 1000.0)
 
     # -- the keeper -----------------------------------------------------------
-    def _keeper_lost(self):
+    def keeper_lost(self):
         """The keeper went away: jobs that end now have no exit status to tell. Their
         ends come from the pty; a new keeper is started for the next spawn."""
         self.pty_error = KEEPER_LOST

@@ -28,6 +28,11 @@ MAX_INFO_BYTES = 4096      # encoded
 MAX_INFO_DEPTH = 4         # {"cost": {"input": 1}} is 2
 
 
+def caller_of(job):
+    """M44: the concierge's job speaks as the Concierge; every other job as a Session."""
+    return callers.CONCIERGE if job.record.get("role") == "concierge" else callers.SESSION
+
+
 def job_for(call):
     """The job named by args.id whose token args.token carries."""
     job_id = read.text(call.args, "id", min_length=1)
@@ -125,7 +130,7 @@ def report(call):
         fields["launch"] = job.launch
     # Bound before the row changes: whoever sees the row say what this agent takes (a
     # peer listing it, while its record is written) finds it connected.
-    session.identify(callers.SESSION, job.id)
+    session.identify(caller_of(job), job.id)
     if not links.bind(job, session) and newly_takes_items:
         links.flush(job)       # the items held back while it took none
     call.services.jobs.change(job, state=state, reported=True, **fields)

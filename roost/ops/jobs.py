@@ -8,7 +8,6 @@ from roost.jobs import launch as launching
 from roost.jobs.record import now_ms
 from roost.ops import args as read
 from roost.ops import op
-from roost.ops.job_args import launch_job
 
 # `list` without `all`: live jobs, pinned ones, and those that ended in the last day.
 RECENT_MS = 24 * 60 * 60 * 1000
@@ -21,7 +20,7 @@ def _job(call, name="id"):
 @op("dispatch")
 def dispatch(call):
     # The callers' table lets only the person dispatch (never a job's process).
-    return launch_job(call.services, call.args, launching.request_id(call.args), by_person=True)
+    return call.services.launcher.launch(call.args, launching.request_id(call.args), by_person=True)
 
 
 def _listed(job, now):
@@ -51,6 +50,7 @@ def list_jobs(call):
     now = now_ms()
     jobs = [job for job in registry.all()
             if job.state is not None     # not until its start is recorded
+            and job.record.get("role") != "concierge"     # M44: the hub shows its status line instead
             and (everything or _listed(job, now)) and (directory is None or _in_dir(job, directory))]
     jobs.sort(key=sort_key)
     return {"jobs": [call.services.with_parent_open(job.row()) for job in jobs]}

@@ -12,8 +12,7 @@ from roost.errors import RoostError
 from roost.jobs.launch import fold_name
 from roost.ops import args as read
 from roost.ops import callers, op
-from roost.ops.agents import job_for
-from roost.ops.job_args import launch_job
+from roost.ops.agents import caller_of, job_for
 
 HANDBACK_STATES = ("done", "blocked", "failed")
 HANDBACK_TEXT = 2000
@@ -28,7 +27,7 @@ def speak_for(call):
     job = job_for(call)
     if not job.speaks:
         raise RoostError("unauthorized", f"job {job.id} has ended: it speaks for no one")
-    call.session.identify(callers.SESSION, job.id)
+    call.session.identify(caller_of(job), job.id)
     return {"id": job.id, "name": job.name}
 
 
@@ -75,7 +74,7 @@ def spawn(call):
     if asker.job is not None and asker.job.protocol:
         raise RoostError("unsupported", "a protocol agent does not spawn sessions")
     launch = read.mapping(call.args, "launch")
-    return launch_job(call.services, launch, extra={"parentSession": asker.id, "rootSession": asker.root})
+    return call.services.launcher.launch(launch, extra={"parentSession": asker.id, "rootSession": asker.root})
 
 
 @op("handback")

@@ -3,6 +3,8 @@ the board's workspaces (`call.services.workspaces`); who may take which is roost
 callers' (ACTIONS), checked before the op runs. Beyond the spec: `diff` (the branch
 against base, as a person reviews it) and merge's `train`."""
 
+from roost.concierge import policy
+from roost.concierge.desk import without_identity
 from roost.errors import bad_request
 from roost.ops import args as read
 from roost.ops.board import WORKSPACE_ACTIONS
@@ -24,12 +26,20 @@ def _spaces(call):
 
 
 def _prepare(call, actor):
+    if actor.kind == "concierge":
+        policy.check_act(call.services.concierge.policy())     # M57: as for its start
     task, workspace = _spaces(call).preparations.prepare(actor, _id(call))
     return {"task": task, "workspace": workspace}
 
 
 def _start(call, actor):
-    task, job = _spaces(call).preparations.start(actor, _id(call), read.mapping(call.args, "launch"))
+    launch = read.mapping(call.args, "launch")
+    if actor.kind == "concierge":
+        # M57: the concierge starts a task only where its policy says act, and the
+        # session it starts carries neither its role nor its identity.
+        policy.check_act(call.services.concierge.policy())
+        launch = without_identity(launch)
+    task, job = _spaces(call).preparations.start(actor, _id(call), launch)
     result = {"task": task}
     if job is not None:
         result["job"] = {"id": job["id"], "name": job["name"]}

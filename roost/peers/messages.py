@@ -107,9 +107,11 @@ class Messenger:
 
     # -- delivery ---------------------------------------------------------------------
 
-    def deliver(self, target, kind, text, sender=None):
-        """An agent item for `target`: {"outcome", "dialog"?} in the spec's words."""
+    def deliver(self, target, kind, text, sender=None, fields=None):
+        """An agent item for `target`: {"outcome", "dialog"?} in the spec's words.
+        `fields`: the item's own (a digest's `why`)."""
         extra = {"from": sender.name, "fromId": sender.id, "relation": relation(target, sender)} if sender else {}
+        extra.update(fields or {})
         if target.job is None:
             return self._to_foreground(target, kind, text, extra)
         job = target.job

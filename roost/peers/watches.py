@@ -39,7 +39,7 @@ def is_idle(row):
 
 
 class Watches:
-    def __init__(self, home, registry, directory, messenger, bus):
+    def __init__(self, home, registry, directory, messenger):
         self.path = os.path.join(home, FILE)
         self.registry = registry
         self.directory = directory
@@ -47,7 +47,6 @@ class Watches:
         self.data = {}             # watches.json as read (fields this version does not know kept)
         self.watches = []          # {watcher, target, targetName, when, at}
         self._foreground = []      # the same, for foreground watchers (not kept on disk)
-        bus.listeners.append(self._event)
 
     def load(self):
         self.data = store.read_json(self.path) or {}
@@ -99,7 +98,7 @@ class Watches:
 
     # -- firing -----------------------------------------------------------------------
 
-    def _event(self, event):
+    def event(self, event):
         if event.get("kind") not in ("state", "remove") or not event.get("id"):
             return
         for watch in [w for w in self.watches + self._foreground if w["target"] == event["id"]]:

@@ -1,15 +1,17 @@
-"""Reading a `dispatch` (the spec's DispatchArgs): the row's first fields, the launch
-(argv, term, resume, ...) and the task to type once the agent first waits for text
-(the spec's `term.typeTask`, or roost's own `task`)."""
+"""Starting a job from a DispatchArgs (`dispatch`, `spawn`, a task's start, a schedule's
+run): the Launcher, built once by the daemon and handed to every part that starts jobs,
+and the reading of its arguments: the row's first fields, the launch (argv, term,
+resume, ...) and the task to type once the agent first waits for text (the spec's
+`term.typeTask`, or roost's own `task`)."""
 
 import os
 
 import gevent.event
 
+from roost import args as read
 from roost.errors import RoostError, bad_request
 from roost.jobs import launch as launching
 from roost.jobs import builtin_profiles, profiles
-from roost.ops import args as read
 from roost.term.screen.screen import MAX_SIZE
 
 TASK_LIMIT = 200
@@ -54,7 +56,7 @@ def read_dispatch(args, config):
         "resumeCommand": read.strings(args, "resumeCommand", default=None),
         "resumable": read.flag(args, "resumable", default=None),
         "protocol": read.flag(args, "protocol", default=None),
-        # The person's own shell (issue 16): its processes are the person. launch_job
+        # The person's own shell (issue 16): its processes are the person. The launcher
         # keeps it only for the person's own dispatch.
         "person": read.flag(args, "person", default=None),
         "taskInArgv": read.flag(args, "taskInArgv", default=False),
@@ -105,48 +107,56 @@ def read_dispatch(args, config):
     return fields, launch, type_task
 
 
-def launch_job(services, args, request_id=None, extra=None, by_person=False):
-    """A job from a DispatchArgs (`dispatch`, `spawn`): made, started, its first task
-    queued; {id, name}. `extra`: row fields of the launcher's (a spawn's parent).
-    `by_person`: the person's own dispatch, the only launch that may make a job the
-    person's shell; any other (a session's spawn, a task's start) is refused one that
-    asks for it, and a profile's `"person": true` does not count for it."""
-    registry = services.jobs
-    if request_id is not None:
-        # M36: a resend gets the job the first one made, whatever its other arguments.
-        earlier = registry.get(registry.by_request_id.get(request_id))
-        if earlier is not None:
-            return {"id": earlier.id, "name": earlier.name}
-        running = registry.dispatching.get(request_id)
-        if running is not None:
-            job = running.get()
-            return {"id": job.id, "name": job.name}
-    fields, launch, type_task = read_dispatch(args, services.config.current())
-    if launch["person"] and not by_person:
-        if args.get("person"):
-            raise RoostError("unauthorized", "only the person's own dispatch may make a job the person's shell")
-        launch["person"] = False
-        fields.pop("person", None)
-    fields.update(extra or {})
-    marker = gevent.event.AsyncResult()
-    if request_id is not None:
-        registry.dispatching[request_id] = marker
-    try:
-        job = registry.create(fields, launch, request_id)
-        try:
-            services.runner.start(job)
-        except RoostError:
-            registry.remove(job, news=False)   # it never ran: nothing to show for it
-            raise
-        if type_task:
-            # The first task is reply 1: typed once the agent first waits for text, or
-            # delivered to a protocol agent when it connects (CONTRACT.md "Agent profiles").
-            services.replies.queue(job, type_task)
-        marker.set(job)
-    except BaseException as error:
-        marker.set_exception(error)
-        raise
-    finally:
+class Launcher:
+    def __init__(self, registry, runner, replies, config):
+        self.registry = registry
+        self.runner = runner
+        self.replies = replies
+        self.config = config
+
+    def launch(self, args, request_id=None, extra=None, by_person=False):
+        """A job from a DispatchArgs: made, started, its first task queued; {id, name}.
+        `extra`: row fields of the launcher's (a spawn's parent, a schedule's name).
+        `by_person`: the person's own dispatch, the only launch that may make a job the
+        person's shell; any other (a session's spawn, a task's start, a schedule's run,
+        the concierge's) is refused one that asks for it, and a profile's `"person":
+        true` does not count for it."""
+        registry = self.registry
         if request_id is not None:
-            registry.dispatching.pop(request_id, None)
-    return {"id": job.id, "name": job.name}
+            # M36: a resend gets the job the first one made, whatever its other arguments.
+            earlier = registry.get(registry.by_request_id.get(request_id))
+            if earlier is not None:
+                return {"id": earlier.id, "name": earlier.name}
+            running = registry.dispatching.get(request_id)
+            if running is not None:
+                job = running.get()
+                return {"id": job.id, "name": job.name}
+        fields, launch, type_task = read_dispatch(args, self.config.current())
+        if launch["person"] and not by_person:
+            if args.get("person"):
+                raise RoostError("unauthorized", "only the person's own dispatch may make a job the person's shell")
+            launch["person"] = False
+            fields.pop("person", None)
+        fields.update(extra or {})
+        marker = gevent.event.AsyncResult()
+        if request_id is not None:
+            registry.dispatching[request_id] = marker
+        try:
+            job = registry.create(fields, launch, request_id)
+            try:
+                self.runner.start(job)
+            except RoostError:
+                registry.remove(job, news=False)   # it never ran: nothing to show for it
+                raise
+            if type_task:
+                # The first task is reply 1: typed once the agent first waits for text, or
+                # delivered to a protocol agent when it connects (CONTRACT.md "Agent profiles").
+                self.replies.queue(job, type_task)
+            marker.set(job)
+        except BaseException as error:
+            marker.set_exception(error)
+            raise
+        finally:
+            if request_id is not None:
+                registry.dispatching.pop(request_id, None)
+        return {"id": job.id, "name": job.name}
