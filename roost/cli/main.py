@@ -17,6 +17,7 @@ COMMANDS = {
     "run": ("run", "start a job: a command, or an agent from a profile"),
     "profiles": ("profiles", "list the agent profiles: the built-in ones and roost.json's"),
     "doctor": ("doctor", "check each profile's agent: found, its version, tested on it"),
+    "hub": ("hub", "the whole fleet on one live screen (also `roost` alone in a terminal)"),
     "list": ("list", "list the jobs"),
     "attach": ("attach", "join a job's live terminal (detach with Ctrl-q)"),
     "peek": ("peek", "print a job's screen without attaching"),
@@ -71,6 +72,13 @@ def usage_text():
     return USAGE.format(commands=rows)
 
 
+def _in_a_terminal(stdout):
+    try:
+        return stdout.isatty() and os.isatty(0)
+    except (AttributeError, ValueError):
+        return False
+
+
 def main(argv, env=None, stdout=None, stderr=None):
     """Run one command; returns the exit status (never calls sys.exit)."""
     from roost.cli.context import Context, ExitStatus, run_command
@@ -99,8 +107,10 @@ def main(argv, env=None, stdout=None, stderr=None):
             stderr.write(f"roost: unknown option {flag}\n\n{usage_text()}")
             return ExitStatus.USAGE
     if not args:
-        stderr.write(usage_text())
-        return ExitStatus.USAGE
+        if not _in_a_terminal(stdout):
+            stderr.write(usage_text())
+            return ExitStatus.USAGE
+        args = ["hub"]
     name = args.pop(0)
     entry = dict((n, m) for n, m, _ in _available()).get(name)
     if entry is None:

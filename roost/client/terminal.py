@@ -129,18 +129,20 @@ class AttachSession:
         pending = client.pending_events + client.take_messages()
         client.pending_events = []
         while True:
-            for message in pending:
+            for index, message in enumerate(pending):
                 if message.get("event") == "output" and message.get("id") == job_id:
                     self.show(base64.b64decode(message["data"]))
                     if not hinted:
                         hinted = True
                         self._overlay_hint(key[2])
                 elif message.get("event") == "detached" and message.get("id") == job_id:
+                    self._hand_over(pending[index + 1:])
                     return message.get("why") or "detached"
                 elif self.detach_id is not None and message.get("id") == self.detach_id:
+                    self._hand_over(pending[index + 1:])
                     return None
-                elif self.on_other is not None and "event" in message:
-                    self.on_other(message)
+                else:
+                    self._hand_over([message])
             pending = []
             ready, _, _ = select.select([self.fd_in, client.sock, wake_read], [], [])
             if wake_read in ready:
@@ -165,6 +167,13 @@ class AttachSession:
                 except Lost:
                     return LOST
                 pending = client.take_messages()
+
+    def _hand_over(self, messages):
+        """The connection's other pushes go to the caller (a hub keeps its rows)."""
+        if self.on_other is not None:
+            for message in messages:
+                if "event" in message:
+                    self.on_other(message)
 
     def _overlay_hint(self, name):
         """Shows the detach key on the bottom row until the job draws there again."""
