@@ -264,3 +264,20 @@ def test_q_quits_with_status_0_and_gives_the_terminal_back(daemon):
     finally:
         child.close()
     assert child.exitstatus == 0
+
+
+def test_a_dumb_terminal_gets_the_groups_as_plain_text(daemon):
+    import pexpect
+
+    asker(daemon)
+    worker(daemon)
+    child = pexpect.spawn(PYTHON, ["-m", "roost", "hub"], env={**daemon.env, "TERM": "dumb"},
+                          dimensions=(24, 80), timeout=15)
+    try:
+        child.expect(pexpect.EOF)
+        text = child.before.decode()
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+    assert "? NEEDS YOU (1)" in text and "* WORKING (1)" in text and "Choose [1-3]:" in text
+    assert "\x1b[" not in text

@@ -298,9 +298,33 @@ def _cursor(visibility):
         pass
 
 
+def _can_draw():
+    """A terminal that cannot move its cursor (TERM=dumb, unknown) gets the groups as text."""
+    try:
+        curses.setupterm()
+    except curses.error:
+        return False
+    return bool(curses.tigetstr("cup"))
+
+
+def _print_once(client):
+    import time
+
+    hub = Hub(client, None, None)
+    try:
+        hub.start()
+    except DaemonLost as error:
+        return f"the daemon closed the connection ({error})"
+    text = "\n".join(views.plain_lines(hub.fleet, int(time.time() * 1000)))
+    os.write(1, (text + "\n(this terminal cannot draw the hub's screen: the jobs as they are now)\n").encode())
+    return None
+
+
 def run(client, env):
     """The hub until the person quits; None, or why it ended (the daemon was lost)."""
     locale.setlocale(locale.LC_ALL, "")
+    if not _can_draw():
+        return _print_once(client)
     plain = plain_wanted(env, locale.getpreferredencoding(False))
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)
