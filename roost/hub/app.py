@@ -12,6 +12,7 @@ import locale
 import os
 import select
 import signal
+import time
 
 from roost.client import terminal
 from roost.client.connection import Lost, new_request_id
@@ -19,7 +20,7 @@ from roost.hub import actions, views
 from roost.hub.actions import DaemonLost
 from roost.hub.editor import CANCEL, DONE, ESCAPE, LineEditor
 from roost.hub.fleet import Fleet
-from roost.hub.screen import Painter, plain_wanted
+from roost.hub.screen import Painter, age_changes_in, plain_wanted, since_of
 
 FEED_AT_START = 100
 QUIT = "quit"
@@ -38,7 +39,7 @@ class Hub:
         self.confirm = None           # (question, what to do on "y")
         self.pager = None             # {"title", "lines" or a fn, "top", "follow"}
         self.entries = []
-        self._drawn = None
+        self._built = None            # the fleet's version the entries were built from
 
     # -- the daemon -------------------------------------------------------------------
 
@@ -106,10 +107,15 @@ class Hub:
                     self.take_pushes()
 
     def _timeout(self):
-        """The ages on screen change: seconds under a minute, else minutes."""
-        if any(entry[0] == "row" and entry[2] == "needs" for entry in self.entries):
-            return 1.0
-        return 30.0 if self.entries else None
+        """Until an age on screen says something else (None: nothing changes by itself)."""
+        if self.pager is not None:
+            return None
+        now = int(time.time() * 1000)
+        changes = [age_changes_in(since_of(entry[1], entry[2]), now) for entry in
+                   (self.entries[index] for index in self.painter.shown if index < len(self.entries))
+                   if entry[0] == "row"]
+        changes = [change for change in changes if change is not None]
+        return min(changes) if changes else None
 
     def resize(self):
         try:
@@ -118,7 +124,6 @@ class Hub:
             return
         curses.resizeterm(size.lines, size.columns)
         self.stdscr.clear()
-        self._drawn = None
 
     # -- drawing ----------------------------------------------------------------------
 
@@ -139,7 +144,9 @@ class Hub:
         return None
 
     def draw(self):
-        self._build()
+        if self._built != self.fleet.version:
+            self._build()
+            self._built = self.fleet.version
         rows = self._rows()
         ids = [self.entries[index][1]["id"] for index in rows]
         if rows and self.selected_id not in ids:
@@ -154,7 +161,7 @@ class Hub:
         elif self.confirm is not None:
             prompt = self.confirm[0] + " (y/n)"
         height = self.painter.size[0]
-        room = self.painter.draw_list(self.fleet, self.entries, index, self.top, self.status, prompt)
+        room = self.painter.list_room(self.fleet)
         if index >= 0:
             if index < self.top + 1:
                 self.top = max(0, index - 1)          # the group's title stays in view
@@ -162,7 +169,7 @@ class Hub:
                 self.top = index - room + 1
             else:
                 self.top = min(self.top, max(0, len(self.entries) - room))
-            self.painter.draw_list(self.fleet, self.entries, index, self.top, self.status, prompt)
+        self.painter.draw_list(self.fleet, self.entries, index, self.top, self.status, prompt)
         if self.editor is not None:
             curses.curs_set(1)
             keys_rows = len(self.painter.keys_lines(self.painter.size[1]))
@@ -205,7 +212,7 @@ class Hub:
         editor, action = self.editor
         outcome = editor.feed(key)
         if action == "filter":
-            self.fleet.filter = "" if outcome == CANCEL else editor.text
+            self.fleet.set_filter("" if outcome == CANCEL else editor.text)
         if outcome is not None:
             self.editor = None
             _cursor(0)
@@ -254,7 +261,7 @@ class Hub:
         elif key == "/":
             self.editor = (LineEditor("filter", self.fleet.filter, limit=100), "filter")
         elif key == ESCAPE:
-            self.fleet.filter = ""
+            self.fleet.set_filter("")
         elif key == "?":
             self.pager = {"title": "roost hub: help", "lines": views.help_lines(), "top": 0, "closer": "?"}
         elif key == "e":
@@ -308,8 +315,6 @@ def _can_draw():
 
 
 def _print_once(client):
-    import time
-
     hub = Hub(client, None, None)
     try:
         hub.start()

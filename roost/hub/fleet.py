@@ -82,6 +82,11 @@ class Fleet:
 
     # -- what the person sees ---------------------------------------------------------
 
+    def set_filter(self, text):
+        if text != self.filter:
+            self.filter = text
+            self.version += 1
+
     def matches(self, row):
         if not self.filter:
             return True

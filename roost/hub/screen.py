@@ -21,15 +21,33 @@ def plain_wanted(env, encoding):
     return bool(env.get("NO_COLOR")) or env.get("TERM", "dumb") == "dumb" or "utf" not in (encoding or "").lower()
 
 
+AGE_UNITS = (("d", 86400), ("h", 3600), ("m", 60))
+
+
 def age(since_ms, now_ms):
-    """"12s", "3m", "2h", "4d": how long, short."""
+    """"<1m", "3m", "2h", "4d": how long, in minutes at the finest (a screen that
+    changes every second would cost an idle hub a redraw a second)."""
     if not since_ms:
         return ""
     seconds = max(0, (now_ms - since_ms) // 1000)
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+    for unit, size in AGE_UNITS:
         if seconds >= size:
             return f"{seconds // size}{unit}"
-    return f"{seconds}s"
+    return "<1m"
+
+
+def age_changes_in(since_ms, now_ms):
+    """Seconds until `age` says something else for this row."""
+    if not since_ms:
+        return None
+    seconds = max(0, (now_ms - since_ms) / 1000)
+    size = next((size for _, size in AGE_UNITS if seconds >= size), 60)
+    return size - seconds % size + 0.05
+
+
+def since_of(row, group):
+    """The time a row's age counts from: the wait's start while it needs you."""
+    return row.get("stateSince") if group == "needs" else (row.get("endedAt") or row.get("startedAt"))
 
 
 def row_text(row, group, reason):
@@ -64,6 +82,7 @@ class Painter:
                 curses.init_pair(number, colour, background)
                 self.styles[name] = curses.color_pair(number)
             self.styles["title"] = curses.A_BOLD
+        self.shown = range(0)             # the entries the last list drawn showed
         self.keys = [(key if not plain else key.replace("↑↓", "up/dn"), what) for key, what in KEYS]
 
     @property
@@ -93,6 +112,14 @@ class Painter:
 
     # -- the list ---------------------------------------------------------------------
 
+    def _list_top(self, fleet):
+        """The first row of the list: below the header, the concierge's and the board's lines."""
+        return 1 + sum(1 for extra in (fleet.concierge_line(), fleet.board_line()) if extra)
+
+    def list_room(self, fleet):
+        height, width = self.size
+        return max(1, height - len(self.keys_lines(width)) - 1 - self._list_top(fleet))
+
     def draw_list(self, fleet, entries, selected, top, status, prompt=None):
         """`entries`: [("title", group, count) | ("row", row, group, reason)]; returns the
         number of list lines it had room for (the caller scrolls by it)."""
@@ -114,7 +141,8 @@ class Painter:
         bottom = height - len(keys) - 1      # the status line's row
         room = max(1, bottom - y)
         now = int(time.time() * 1000)
-        for index in range(top, min(len(entries), top + room)):
+        self.shown = range(top, min(len(entries), top + room))
+        for index in self.shown:
             self._draw_entry(y, entries[index], index == selected, width, now)
             y += 1
         if not entries:
@@ -137,8 +165,7 @@ class Painter:
         cursor = self.glyphs["cursor"] if chosen else " "
         pin = self.glyphs["pinned"] if row.get("pinned") else " "
         name = printable(row.get("name") or row["id"], 18)
-        since = row.get("stateSince") if group == "needs" else (row.get("endedAt") or row.get("startedAt"))
-        when = age(since, now)
+        when = age(since_of(row, group), now)
         text = printable(row_text(row, group, reason), 500)
         line = f"{cursor}{pin}{self.glyphs[group]} {name:<18} {when:>4}  {text}"
         attr = curses.A_REVERSE if chosen else curses.A_NORMAL

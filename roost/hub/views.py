@@ -57,13 +57,13 @@ def board_lines(tasks, board_line):
 def plain_lines(fleet, now_ms):
     """The groups as plain text, for a terminal that cannot draw a screen (TERM=dumb)."""
     from roost.hub.fleet import TITLES
-    from roost.hub.screen import PLAIN_GLYPHS, age, row_text
+    from roost.hub.screen import PLAIN_GLYPHS, age, row_text, since_of
 
     lines = [line for line in (fleet.concierge_line(), fleet.board_line()) if line]
     for group, rows in fleet.groups():
         lines.append(f"{PLAIN_GLYPHS[group]} {TITLES[group]} ({len(rows)})")
         for row, reason in rows:
-            since = row.get("stateSince") if group == "needs" else (row.get("endedAt") or row.get("startedAt"))
+            since = since_of(row, group)
             name = printable(row.get("name") or row["id"], 18)
             lines.append(f"  {name:<18} {age(since, now_ms):>4}  {printable(row_text(row, group, reason), 500)}")
     return lines or ["no jobs yet: `roost run` starts one"]
