@@ -95,6 +95,8 @@ RANKS = {
     "roost.jobs": 7,
     "roost.peers": 8,
     "roost.board": 9,
+    # notifications: the rows' and the feed's listener, its sinks (runs git's process seam)
+    "roost.notify": 10,
     # the daemon's upper layers
     "roost.ops": 20,
     "roost.server": 21,

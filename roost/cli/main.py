@@ -19,6 +19,7 @@ COMMANDS = {
     "doctor": ("doctor", "check each profile's agent: found, its version, tested on it"),
     "hub": ("hub", "the whole fleet on one live screen (also `roost` alone in a terminal)"),
     "list": ("list", "list the jobs"),
+    "notify": ("notify", "notifications: `test` sends one to each sink"),
     "attach": ("attach", "join a job's live terminal (detach with Ctrl-q)"),
     "peek": ("peek", "print a job's screen without attaching"),
     "reply": ("reply", "send a job a reply (typed, or delivered to a protocol agent)"),

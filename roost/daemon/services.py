@@ -4,6 +4,7 @@ Mercurial's command server builds its own); the ops reach them through `call.ser
     config, keeper, feed -> bus -> jobs -> runner -> links -> replies, reaper
     jobs -> directory -> messenger -> watches (peers) -> board, its actions -> workspaces
     bus -> subscribers (the jobs' row changes and removals wired to them here)
+    config, subscribers, board -> notifier (row changes, removals, the feed's stage changes)
 """
 
 import logging
@@ -26,6 +27,7 @@ from roost.jobs.registry import JobRegistry
 from roost.jobs.replies import ReplyDesk
 from roost.jobs.runner import JobRunner
 from roost.keeper.client import KeeperClient
+from roost.notify.notifier import Notifier
 from roost.ops.job_args import launch_job
 from roost.peers.directory import PeerDirectory
 from roost.peers.messages import Messenger
@@ -74,8 +76,17 @@ class Services:
         self.board = TaskBoard(home)
         self.board_actions = BoardActions(self.board, self.jobs, self.directory, self.messenger, self.bus,
                                           self.subscribers.push)
+        self.notifier = Notifier(self.config, self.subscribers.push, self.attached, self.board.get)
+        self.jobs.on_row_change.append(self.notifier.row_changed)
+        self.jobs.on_remove.append(self.notifier.removed)
+        self.bus.listeners.append(self.notifier.event)
         self.workspaces = Workspaces(home, self.board, self.board_actions, self.jobs, self.config,
                                      lambda args, extra: launch_job(self, args, extra=extra))
+
+    def attached(self, job_id):
+        """A person is in this job's terminal now (roost attach, the hub's enter)."""
+        job = self.jobs.get(job_id)
+        return bool(job is not None and job.terminal is not None and job.terminal.attached)
 
     def with_parent_open(self, row):
         """M13: a row says whether someone holds its parent session now."""
@@ -88,6 +99,9 @@ class Services:
         keeper (one is started when none runs), idle timers armed."""
         self.feed.load()
         self.jobs.load()
+        for job in self.jobs.all():
+            if job.state is not None:
+                self.notifier.seed(job.row())      # waits told before this start are not told again
         self.board.load()
         try:
             adoption.adopt(self.runner)

@@ -20,7 +20,7 @@ def attach(hub, row):
     """Leaves curses for the shared attach, on the hub's connection; back on detach."""
     curses.endwin()
     try:
-        _, why = terminal.attach(hub.client, row["id"], 0, 1, on_other=hub.fleet.apply)
+        _, why = terminal.attach(hub.client, row["id"], 0, 1, on_other=hub.on_push)
         if why == terminal.LOST:
             raise DaemonLost("during attach")
         hub.status = f"detached from {_name(row)}" + (f": {printable(why)}" if why else "")

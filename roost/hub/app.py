@@ -72,13 +72,28 @@ class Hub:
         self.client.pending_events = []
         for message in messages:
             if "event" in message:
-                self.fleet.apply(message)
+                self.on_push(message)
         if self.fleet.board_stale:
             self.fleet.board_stale = False
             tasks = self.call("task", {"action": "list"}, quiet=True)
             if tasks is not None:
                 self.fleet.tasks = tasks.get("tasks") or []
             self.take_pushes()
+
+    def on_push(self, message):
+        if message.get("event") == "notify":
+            self.alert(message.get("note") or {})
+        else:
+            self.fleet.apply(message)
+
+    def alert(self, note):
+        """The terminal's own notification (OSC 9, OSC 777) and the bell; curses'
+        screen is left as it is (these sequences move no cursor)."""
+        title = terminal.printable(note.get("title") or "roost", 200)
+        body = terminal.printable(note.get("body") or "", 300)
+        self.status = f"{title}: {body}" if body else title
+        os.write(1, (f"\x1b]9;{title}: {body}\x07"
+                     f"\x1b]777;notify;{title.replace(';', ',')};{body.replace(';', ',')}\x07\x07").encode())
 
     # -- the loop ---------------------------------------------------------------------
 

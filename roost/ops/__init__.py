@@ -17,7 +17,7 @@ from roost.ops import callers
 OPS = {}
 QUICK = set()
 
-_MODULES = ("system", "jobs", "terminal", "agents", "feed", "peers", "board", "workspaces", "profiles")
+_MODULES = ("system", "jobs", "terminal", "agents", "feed", "peers", "board", "workspaces", "profiles", "notify")
 
 
 def op(name, quick=False):
