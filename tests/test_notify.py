@@ -253,3 +253,21 @@ def test_masking_patterns(text, hidden):
 def test_masking_leaves_plain_text_alone():
     text = "Which database should I use? 1) postgres 2) sqlite (task-key: skip)"
     assert mask(text) == text
+
+
+def test_a_wait_that_ends_within_a_moment_is_not_told(daemon_with_sinks, sinks):
+    daemon = daemon_with_sinks
+    with daemon.client() as hub:
+        hub.call("subscribe")
+        flapper = dispatch(daemon, ["sh", "-c", "printf 'wait> '; sleep 0.4; exec \"$0\" \"$@\"",
+                                    *agent("works_a_while.py", 60, 0.05)], name="flapper", term={"settleMs": 100})
+        states = []
+        while "working" not in states[1:] or states[-1] != "working":
+            message = hub.next_event()
+            states += [row["state"] for row in message.get("rows") or () if row["id"] == flapper]
+        assert "blocked" in states                  # it was judged waiting, briefly
+    # A wait that begins after the flapper's ended, told after its own moment: by then
+    # the flapper's would have been told too.
+    job_id = asker(daemon)
+    wait_for(sinks.notes, what="the asker's notification")
+    assert [note["id"] for note in sinks.notes()] == [job_id]

@@ -39,7 +39,8 @@ class Hub:
         self.confirm = None           # (question, what to do on "y")
         self.pager = None             # {"title", "lines" or a fn, "top", "follow"}
         self.entries = []
-        self._built = None            # the fleet's version the entries were built from
+        self._built = None            # the fleet's layout the entries were built from
+        self._refreshed = None        # the fleet's version their rows are of
 
     # -- the daemon -------------------------------------------------------------------
 
@@ -77,7 +78,7 @@ class Hub:
             self.fleet.board_stale = False
             tasks = self.call("task", {"action": "list"}, quiet=True)
             if tasks is not None:
-                self.fleet.tasks = tasks.get("tasks") or []
+                self.fleet.set_tasks(tasks.get("tasks") or [])
             self.take_pushes()
 
     def on_push(self, message):
@@ -105,13 +106,7 @@ class Hub:
             if wake_read in ready:
                 os.read(wake_read, 64)
                 self.resize()
-            if self.client.sock in ready:
-                try:
-                    self.client.receive()
-                except (Lost, OSError) as error:
-                    raise DaemonLost(str(error))
-            self.take_pushes()
-            if 0 in ready:
+            if 0 in ready:                # the person's keys before the pushes: they wait on the screen
                 while True:
                     try:
                         key = self.stdscr.get_wch()
@@ -119,7 +114,13 @@ class Hub:
                         break
                     if self.key(key) == QUIT:
                         return
-                    self.take_pushes()
+                self.draw()
+            if self.client.sock in ready:
+                try:
+                    self.client.receive()
+                except (Lost, OSError) as error:
+                    raise DaemonLost(str(error))
+            self.take_pushes()
 
     def _timeout(self):
         """Until an age on screen says something else (None: nothing changes by itself)."""
@@ -149,6 +150,12 @@ class Hub:
             entries.extend(("row", row, group, reason) for row, reason in rows)
         self.entries = entries
 
+    def _refresh(self):
+        """The same layout, newer rows (a working row's line moved on)."""
+        rows = self.fleet.rows
+        self.entries = [entry if entry[0] == "title" else (entry[0], rows.get(entry[1]["id"], entry[1]), *entry[2:])
+                        for entry in self.entries]
+
     def _rows(self):
         return [index for index, entry in enumerate(self.entries) if entry[0] == "row"]
 
@@ -159,9 +166,12 @@ class Hub:
         return None
 
     def draw(self):
-        if self._built != self.fleet.version:
+        if self._built != self.fleet.layout:
             self._build()
-            self._built = self.fleet.version
+            self._built = self.fleet.layout
+        elif self._refreshed != self.fleet.version:
+            self._refresh()
+        self._refreshed = self.fleet.version
         rows = self._rows()
         ids = [self.entries[index][1]["id"] for index in rows]
         if rows and self.selected_id not in ids:
@@ -298,7 +308,7 @@ class Hub:
     def _board(self):
         tasks = self.call("task", {"action": "list"})
         if tasks is not None:
-            self.fleet.tasks = tasks.get("tasks") or []
+            self.fleet.set_tasks(tasks.get("tasks") or [])
         self.pager = {"title": "roost hub: the board",
                       "lines": lambda: views.board_lines(self.fleet.tasks, self.fleet.board_line()),
                       "top": 0, "closer": "t"}

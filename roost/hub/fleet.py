@@ -12,6 +12,9 @@ import collections
 FEED_KEEP = 200
 GROUPS = ("needs", "working", "finished", "failed")
 TITLES = {"needs": "NEEDS YOU", "working": "WORKING", "finished": "FINISHED", "failed": "FAILED"}
+# What places a row: a push that changes none of these (a working row's line) keeps the
+# layout, and the hub draws it without grouping and ranking 500 rows again.
+LAYOUT_FIELDS = ("state", "waitingFor", "pinned", "order", "orderKey", "stateSince", "startedAt", "role")
 # A workspace stage that holds the merge train for a person (roost.board.board.NEEDS_YOU).
 HELD_STAGES = ("review", "conflict", "failed")
 
@@ -36,6 +39,8 @@ class Fleet:
         self.concierge = None            # the concierge's row (role "concierge")
         self.filter = ""
         self.version = 0                 # bumped on each change: the screen redraws then
+        self.layout = 0                  # bumped when the groups or their order may change
+        self._counts = (None, None)      # (layout, counts)
         self.board_stale = False         # a board push came: the tasks are read again
 
     # -- what the daemon says ---------------------------------------------------------
@@ -49,8 +54,17 @@ class Fleet:
         if tasks is not None:
             self.tasks = tasks
         self.version += 1
+        self.layout += 1
+
+    def set_tasks(self, tasks):
+        self.tasks = tasks
+        self.version += 1
+        self.layout += 1
 
     def _keep(self, row):
+        old = self.rows.get(row["id"])
+        if old is None or self.filter or any(old.get(field) != row.get(field) for field in LAYOUT_FIELDS):
+            self.layout += 1
         if row.get("role") == "concierge":
             self.concierge = row
             self.rows.pop(row["id"], None)
@@ -65,6 +79,7 @@ class Fleet:
                 self._keep(row)
         elif kind == "removed":
             self.rows.pop(message.get("id"), None)
+            self.layout += 1
             if self.concierge is not None and self.concierge["id"] == message.get("id"):
                 self.concierge = None
         elif kind == "feed":
@@ -86,6 +101,7 @@ class Fleet:
         if text != self.filter:
             self.filter = text
             self.version += 1
+            self.layout += 1
 
     def matches(self, row):
         if not self.filter:
@@ -153,8 +169,12 @@ class Fleet:
         return f"concierge ({row.get('state')}): {row.get('summary') or row.get('question') or ''}".rstrip()
 
     def counts(self):
-        counter = collections.Counter(group_of(row) for row in self.rows.values())
-        return {group: counter.get(group, 0) for group in GROUPS}
+        layout, counts = self._counts
+        if layout != self.layout:
+            counter = collections.Counter(group_of(row) for row in self.rows.values())
+            counts = {group: counter.get(group, 0) for group in GROUPS}
+            self._counts = (self.layout, counts)
+        return counts
 
 
 def rank(row, holds):

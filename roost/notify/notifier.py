@@ -4,7 +4,8 @@ name, what it waits for and the question's first line, masked (roost.notify.mask
 
 A wait is (what it needs, when its state began: `stateSince`): a row that changes
 while it waits (its summary, its age) is the same wait; a job that worked and asks
-again is a new one. Routing by attention: nothing goes to the desktop for a job a person
+again is a new one. A wait is told once it has held SETTLE_S, so a screen judged
+waiting in a pause between two prints calls no one. Routing by attention: nothing goes to the desktop for a job a person
 is attached to. A question still unanswered after `reminderMinutes` (default 15; 0 or
 null: never) is told once more, marked as a reminder.
 
@@ -27,6 +28,7 @@ log = logging.getLogger(__name__)
 
 KINDS = ("question", "dialog", "failure", "review")
 REMINDER_MINUTES = 15
+SETTLE_S = 1.0       # how long a wait holds before it is told
 FIRST_LINE = 300
 SAYS = {"question": "asks", "dialog": "waits at a dialog", "failure": "failed", "review": "is ready for review"}
 
@@ -71,7 +73,8 @@ class Notifier:
         self._attached = attached
         self._board_task = board_task
         self._waits = {}          # job id -> the wait last told
-        self._reminders = {}      # job id -> the greenlet that reminds of it
+        self._latest = {}         # job id -> its row while it waits
+        self._timers = {}         # job id -> the greenlet that tells of its wait, or reminds of it
         self._reviews = set()     # (task id, stageAt) told
 
     def settings(self):
@@ -90,22 +93,35 @@ class Notifier:
         kind = need(row)
         if kind is None:
             self._waits.pop(job_id, None)
+            self._latest.pop(job_id, None)
             self._cancel(job_id)
             return
+        self._latest[job_id] = row
         wait = (kind, row.get("stateSince"))
         if self._waits.get(job_id) == wait:
             return
         self._waits[job_id] = wait
         self._cancel(job_id)
+        # Told once the wait has held a moment: a screen judged waiting between two
+        # prints (a pause in the output) is no wait to call anyone for.
+        self._timers[job_id] = gevent.spawn_later(SETTLE_S, self._tell, job_id, wait)
+
+    def _tell(self, job_id, wait):
+        self._timers.pop(job_id, None)
+        row = self._latest.get(job_id)
+        if self._waits.get(job_id) != wait or row is None:
+            return
+        kind = wait[0]
         settings = self.settings()
         if not settings.kinds[kind]:
             return
         self.send(self.note(kind, row), settings)
         if kind == "question" and settings.reminder_s:
-            self._reminders[job_id] = gevent.spawn_later(settings.reminder_s, self._remind, job_id, wait, row)
+            self._timers[job_id] = gevent.spawn_later(settings.reminder_s, self._remind, job_id, wait)
 
     def removed(self, row):
         self._waits.pop(row["id"], None)
+        self._latest.pop(row["id"], None)
         self._cancel(row["id"])
 
     def event(self, event):
@@ -127,16 +143,17 @@ class Notifier:
                    "summary": f"#{task['id']} {task.get('title') or ''}: {workspace.get('note') or 'review'}"}
             self.send(self.note("review", row, task=task["id"]), settings)
 
-    def _remind(self, job_id, wait, row):
-        self._reminders.pop(job_id, None)
-        if self._waits.get(job_id) != wait:
+    def _remind(self, job_id, wait):
+        self._timers.pop(job_id, None)
+        row = self._latest.get(job_id)
+        if self._waits.get(job_id) != wait or row is None:
             return
         self.send(self.note("question", row, reminder=True), self.settings())
 
     def _cancel(self, job_id):
-        reminder = self._reminders.pop(job_id, None)
-        if reminder is not None:
-            reminder.kill(block=False)
+        timer = self._timers.pop(job_id, None)
+        if timer is not None:
+            timer.kill(block=False)
 
     # -- what is told -----------------------------------------------------------------
 
