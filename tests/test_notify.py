@@ -8,7 +8,9 @@ import os
 
 import pytest
 
+from boardkit import prepared_and_started, project_repo, task_op, wait_stage
 from conftest import PYTHON, DaemonProcess, tracebacks_in_log, wait_for
+from gitkit import commit_file, isolated_git  # noqa: F401 (no global git configuration)
 from jobkit import agent, dispatch, wait_row, wait_state, write_config
 from roost.notify.masking import mask
 
@@ -271,3 +273,19 @@ def test_a_wait_that_ends_within_a_moment_is_not_told(daemon_with_sinks, sinks):
     job_id = asker(daemon)
     wait_for(sinks.notes, what="the asker's notification")
     assert [note["id"] for note in sinks.notes()] == [job_id]
+
+
+def test_a_task_in_review_is_told(daemon_with_sinks, sinks, tmp_path):
+    from test_peers import speaker
+
+    daemon = daemon_with_sinks
+    root = project_repo(tmp_path / "repo")
+    task = task_op(daemon, action="add", title="Add the feature", project=root)["task"]
+    workspace, worker = prepared_and_started(daemon, task["id"])
+    commit_file(workspace["path"], "feature.txt", "the feature\n")
+    with speaker(daemon, worker) as client:
+        task_op(client, action="done", id=task["id"], result="done")
+    wait_stage(daemon, task["id"], "review")
+    review = wait_for(lambda: [note for note in sinks.notes() if note["kind"] == "review"], what="the review told")
+    assert len(review) == 1 and review[0]["task"] == task["id"] and review[0]["id"] == worker
+    assert review[0]["title"] == "roost: worker is ready for review" and "#1 Add the feature" in review[0]["body"]
