@@ -151,8 +151,26 @@ class Fleet:
                 held.append((task["id"], stage))
         return holds
 
+    def board_counts(self):
+        """The board's counts as last pushed, else as the tasks read at the start say
+        (roost.board.board.counts' rule; a task waited on holds until done or dropped)."""
+        if self.board is not None or not self.tasks:
+            return self.board
+        holding = {task["id"] for task in self.tasks if task.get("state") not in ("done", "dropped")}
+        counts = {"open": 0, "claimed": 0, "blocked": 0, "done": 0, "workspaces": 0, "needsYou": 0}
+        for task in self.tasks:
+            stage = (task.get("workspace") or {}).get("stage")
+            if stage and stage != "merged" and task.get("state") != "dropped":
+                counts["workspaces"] += 1
+                counts["needsYou"] += stage in HELD_STAGES
+            elif task.get("state") == "open":
+                counts["blocked" if any(other in holding for other in task.get("after") or ()) else "open"] += 1
+            elif task.get("state") in ("claimed", "done"):
+                counts[task["state"]] += 1
+        return counts
+
     def board_line(self):
-        counts = self.board
+        counts = self.board_counts()
         if counts is None:
             return None
         parts = [f"{counts.get(key, 0)} {key}" for key in ("open", "claimed", "blocked", "done")]
@@ -181,7 +199,7 @@ def rank(row, holds):
     """(sort key, reason or None) of a waiting row: what answering it unblocks first."""
     blocked, held = holds.get(row["id"], ((), ()))
     waiting_tasks = sum(count for _, count in blocked)
-    startup = row.get("waitingFor") in ("dialog", "first-prompt")
+    startup = row.get("waitingFor") == "dialog"
     reasons = []
     if blocked:
         ids = ", ".join(f"#{task_id}" for task_id, _ in blocked)
@@ -189,7 +207,7 @@ def rank(row, holds):
     if held:
         reasons.append("merge held: " + ", ".join(f"#{task_id} {stage}" for task_id, stage in held))
     if startup:
-        reasons.append("a dialog at start-up" if row.get("waitingFor") == "dialog" else "waits for its first prompt")
+        reasons.append("a dialog at start-up")
     key = (-waiting_tasks, -len(held), not startup)
     return key, ("; ".join(reasons) or None)
 
