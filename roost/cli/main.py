@@ -36,6 +36,7 @@ COMMANDS = {
     "respawn": ("respawn", "start an ended job again"),
     "pin": ("pin", "pin a job (listed first, never reaped)"),
     "rename": ("rename", "rename a job"),
+    "completion": ("completion", "print the shell completion script (bash, zsh, fish)"),
 }
 
 USAGE = """roost: run many coding agents on one machine, and keep them.
@@ -113,6 +114,10 @@ def main(argv, env=None, stdout=None, stderr=None):
             return ExitStatus.USAGE
         args = ["hub"]
     name = args.pop(0)
+    if name == "__complete":        # the shells' completion: no docopt, one module at most
+        from roost.cli import completing
+
+        return completing.main(args, env, stdout, socket_override)
     entry = dict((n, m) for n, m, _ in _available()).get(name)
     if entry is None:
         stderr.write(f"roost: no command {name!r}; `roost --help` lists them\n")
