@@ -289,3 +289,27 @@ def test_a_task_in_review_is_told(daemon_with_sinks, sinks, tmp_path):
     review = wait_for(lambda: [note for note in sinks.notes() if note["kind"] == "review"], what="the review told")
     assert len(review) == 1 and review[0]["task"] == task["id"] and review[0]["id"] == worker
     assert review[0]["title"] == "roost: worker is ready for review" and "#1 Add the feature" in review[0]["body"]
+
+
+def test_nothing_to_the_desktop_for_the_job_selected_in_a_focused_hub(daemon_with_sinks, sinks):
+    from test_hub import start_hub
+    from tmuxkit import Tmux
+
+    daemon = daemon_with_sinks
+    tmux = Tmux(os.path.dirname(daemon.home), daemon.env)
+    try:
+        start_hub(tmux)
+        tmux.wait_text("no jobs yet")
+        job_id = asker(daemon)
+        tmux.wait_text("NEEDS YOU (1)")                  # selected: the only row
+        wait_for(lambda: len(sinks.notes()) == 1, what="the command told")
+        assert sinks.desktop() == []
+        tmux.type("\x1b[O")                              # the terminal says it lost the focus
+        since = wait_row(daemon, job_id, lambda row: True)["stateSince"]
+        daemon.call("reply", id=job_id, text="1")
+        wait_row(daemon, job_id, lambda row: row["state"] == "blocked" and row["stateSince"] != since,
+                 what="the second question")
+        wait_for(lambda: len(sinks.desktop()) == 1, what="the desktop told, the hub not looked at")
+        assert len(sinks.notes()) == 2
+    finally:
+        tmux.stop()

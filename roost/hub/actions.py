@@ -30,6 +30,7 @@ def attach(hub, row):
         raise DaemonLost(str(error))
     finally:
         hub.stdscr.refresh()           # curses takes the terminal back (its modes, its screen)
+        hub.focus_reporting()
         hub.resize()
 
 

@@ -8,10 +8,8 @@ attach` uses, on the same connection: its pushes keep the rows while the person 
 attached, and on detach the hub draws again."""
 
 import curses
-import locale
 import os
 import select
-import signal
 import time
 
 from roost.client import terminal
@@ -20,7 +18,7 @@ from roost.hub import actions, views
 from roost.hub.actions import DaemonLost
 from roost.hub.editor import CANCEL, DONE, ESCAPE, LineEditor
 from roost.hub.fleet import Fleet
-from roost.hub.screen import Painter, age_changes_in, plain_wanted, since_of
+from roost.hub.screen import age_changes_in, since_of
 
 FEED_AT_START = 100
 QUIT = "quit"
@@ -41,6 +39,8 @@ class Hub:
         self.entries = []
         self._built = None            # the fleet's layout the entries were built from
         self._refreshed = None        # the fleet's version their rows are of
+        self.focused = True           # the hub was just opened: it is looked at until the terminal says
+        self._told_focus = False      # the job last told as looked at (False: none told yet)
 
     # -- the daemon -------------------------------------------------------------------
 
@@ -100,27 +100,57 @@ class Hub:
 
     def run(self, wake_read):
         self.start()
+        self.focus_reporting()
         while True:
             self.draw()
+            self._report_focus()
             ready, _, _ = select.select([0, self.client.sock, wake_read], [], [], self._timeout())
             if wake_read in ready:
                 os.read(wake_read, 64)
                 self.resize()
             if 0 in ready:                # the person's keys before the pushes: they wait on the screen
-                while True:
-                    try:
-                        key = self.stdscr.get_wch()
-                    except curses.error:
-                        break
-                    if self.key(key) == QUIT:
-                        return
+                if self._keys() == QUIT:
+                    return
                 self.draw()
+                self._report_focus()
             if self.client.sock in ready:
                 try:
                     self.client.receive()
                 except (Lost, OSError) as error:
                     raise DaemonLost(str(error))
             self.take_pushes()
+
+    def _keys(self):
+        keys = []
+        while True:
+            try:
+                keys.append(self.stdscr.get_wch())
+            except curses.error:
+                break
+        index = 0
+        while index < len(keys):
+            # The terminal's focus reports (DECSET 1004): ESC [ I in, ESC [ O out.
+            if keys[index] == ESCAPE and keys[index + 1:index + 3] in (["[", "I"], ["[", "O"]):
+                self.focused = keys[index + 2] == "I"
+                index += 3
+                continue
+            if self.key(keys[index]) == QUIT:
+                return QUIT
+            index += 1
+        return None
+
+    def focus_reporting(self):
+        """Asks the terminal to say when it gains and loses the focus (an attach's
+        leaving turns that off: it is asked again after)."""
+        os.write(1, b"\x1b[?1004h")
+
+    def _report_focus(self):
+        """The job looked at (selected while the terminal has the focus), told to the
+        daemon when it changes: no desktop notification goes to it."""
+        looked_at = self.selected_id if self.focused and self.pager is None else None
+        if looked_at != self._told_focus:
+            self._told_focus = looked_at
+            self.client.send("notify", {"action": "focus", "id": looked_at})   # its answer is not awaited
 
     def _timeout(self):
         """Until an age on screen says something else (None: nothing changes by itself)."""
@@ -328,64 +358,3 @@ def _cursor(visibility):
         curses.curs_set(visibility)
     except curses.error:
         pass
-
-
-def _can_draw():
-    """A terminal that cannot move its cursor (TERM=dumb, unknown) gets the groups as text."""
-    try:
-        curses.setupterm()
-    except curses.error:
-        return False
-    return bool(curses.tigetstr("cup"))
-
-
-def _print_once(client):
-    hub = Hub(client, None, None)
-    try:
-        hub.start()
-    except DaemonLost as error:
-        return f"the daemon closed the connection ({error})"
-    text = "\n".join(views.plain_lines(hub.fleet, int(time.time() * 1000)))
-    os.write(1, (text + "\n(this terminal cannot draw the hub's screen: the jobs as they are now)\n").encode())
-    return None
-
-
-def run(client, env):
-    """The hub until the person quits; None, or why it ended (the daemon was lost)."""
-    locale.setlocale(locale.LC_ALL, "")
-    if not _can_draw():
-        return _print_once(client)
-    plain = plain_wanted(env, locale.getpreferredencoding(False))
-    wake_read, wake_write = os.pipe()
-    os.set_blocking(wake_write, False)
-    previous = signal.getsignal(signal.SIGWINCH)
-
-    def poke(*_):
-        try:
-            os.write(wake_write, b"w")
-        except OSError:
-            pass
-
-    stdscr = None
-    try:
-        # Not curses.wrapper: it starts colours, which NO_COLOR must not get.
-        stdscr = curses.initscr()
-        curses.noecho()
-        curses.cbreak()
-        curses.set_escdelay(25)
-        stdscr.nodelay(True)
-        stdscr.keypad(True)
-        signal.signal(signal.SIGWINCH, poke)      # after initscr: curses' own handler is replaced
-        Hub(client, stdscr, Painter(stdscr, plain)).run(wake_read)
-        return None
-    except DaemonLost as error:
-        return f"the daemon closed the connection ({error})"
-    finally:
-        if stdscr is not None:
-            stdscr.keypad(False)
-            curses.echo()
-            curses.nocbreak()
-            curses.endwin()
-        signal.signal(signal.SIGWINCH, previous or signal.SIG_DFL)
-        os.close(wake_read)
-        os.close(wake_write)

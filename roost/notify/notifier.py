@@ -5,9 +5,11 @@ name, what it waits for and the question's first line, masked (roost.notify.mask
 A wait is (what it needs, when its state began: `stateSince`): a row that changes
 while it waits (its summary, its age) is the same wait; a job that worked and asks
 again is a new one. A wait is told once it has held SETTLE_S, so a screen judged
-waiting in a pause between two prints calls no one. Routing by attention: nothing goes to the desktop for a job a person
-is attached to. A question still unanswered after `reminderMinutes` (default 15; 0 or
-null: never) is told once more, marked as a reminder.
+waiting in a pause between two prints calls no one. Routing by attention: nothing goes
+to the desktop for a job a person is attached to, or has selected in a hub whose
+terminal has the focus (`notify {action: "focus"}`). A question still unanswered after
+`reminderMinutes` (default 15; 0 or null: never) is told once more, marked as a
+reminder.
 
 roost.json:
 
@@ -76,6 +78,17 @@ class Notifier:
         self._latest = {}         # job id -> its row while it waits
         self._timers = {}         # job id -> the greenlet that tells of its wait, or reminds of it
         self._reviews = set()     # (task id, stageAt) told
+        self._looked_at = {}      # a hub's session -> the job selected in it while focused
+
+    def focus(self, session, job_id):
+        """What a person looks at in a focused hub (None: nothing); no desktop
+        notification goes to it."""
+        if session not in self._looked_at:
+            session.on_close(lambda closed: self._looked_at.pop(closed, None))
+        self._looked_at[session] = job_id
+
+    def looked_at(self, job_id):
+        return self._attached(job_id) or job_id in self._looked_at.values()
 
     def settings(self):
         return Settings(self._config.get("notify"))
@@ -181,8 +194,8 @@ class Notifier:
             results.append(("terminal", True, None))
         runs = []
         if settings.desktop:
-            if note.get("id") and self._attached(note["id"]) and not wait:
-                log.info("no desktop notification for %s: a person is attached to it", note["id"])
+            if note.get("id") and self.looked_at(note["id"]) and not wait:
+                log.info("no desktop notification for %s: a person looks at it", note["id"])
             else:
                 runs.append(("desktop", gevent.spawn(sinks.desktop, note)))
         if settings.command:

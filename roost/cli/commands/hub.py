@@ -23,7 +23,7 @@ def main(opts, ctx):
         return ExitStatus.USAGE
     client = ctx.client()
     try:
-        from roost.hub.app import run   # curses and the hub load only when the hub runs
+        from roost.hub.start import run   # curses and the hub load only when the hub runs
 
         why = run(client, ctx.env)
     finally:
