@@ -281,3 +281,19 @@ def test_a_dumb_terminal_gets_the_groups_as_plain_text(daemon):
     assert child.exitstatus == 0
     assert "? NEEDS YOU (1)" in text and "* WORKING (1)" in text and "Choose [1-3]:" in text
     assert "\x1b[" not in text
+
+
+def test_the_daemon_gone_ends_the_hub_with_status_3(daemon):
+    import pexpect
+
+    worker(daemon)
+    child = pexpect.spawn(PYTHON, ["-m", "roost", "hub"], env={**daemon.env, "TERM": "xterm-256color"},
+                          dimensions=(24, 80), timeout=15)
+    try:
+        child.expect("WORKING")
+        daemon.kill9()
+        child.expect("the daemon closed the connection")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 3
