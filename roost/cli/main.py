@@ -74,6 +74,21 @@ def usage_text():
     return USAGE.format(commands=rows)
 
 
+def _completion_request(argv):
+    """(the --socket given or None, the words) of `roost [--socket=PATH] __complete WORD...`."""
+    args = list(argv)
+    socket_override = None
+    while args and args[0].startswith("--socket"):
+        flag = args.pop(0)
+        if "=" in flag:
+            socket_override = flag.split("=", 1)[1]
+        elif args:
+            socket_override = args.pop(0)
+    if args and args[0] == "__complete":
+        return socket_override, args[1:]
+    return None
+
+
 def _in_a_terminal(stdout):
     try:
         return stdout.isatty() and os.isatty(0)
@@ -83,11 +98,16 @@ def _in_a_terminal(stdout):
 
 def main(argv, env=None, stdout=None, stderr=None):
     """Run one command; returns the exit status (never calls sys.exit)."""
-    from roost.cli.context import Context, ExitStatus, run_command
-
     env = os.environ if env is None else env
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
+    completion = _completion_request(argv)
+    if completion is not None:      # a Tab: before anything else is imported
+        from roost.cli import completing
+
+        return completing.main(completion[1], env, stdout, completion[0])
+    from roost.cli.context import Context, ExitStatus, run_command
+
     socket_override = None
     args = list(argv)
     # Global options come before the command (docopt's options_first, by hand: cheaper).
@@ -114,10 +134,6 @@ def main(argv, env=None, stdout=None, stderr=None):
             return ExitStatus.USAGE
         args = ["hub"]
     name = args.pop(0)
-    if name == "__complete":        # the shells' completion: no docopt, one module at most
-        from roost.cli import completing
-
-        return completing.main(args, env, stdout, socket_override)
     entry = dict((n, m) for n, m, _ in _available()).get(name)
     if entry is None:
         stderr.write(f"roost: no command {name!r}; `roost --help` lists them\n")
