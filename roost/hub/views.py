@@ -3,6 +3,8 @@
 import time
 
 from roost.client.terminal import printable
+from roost.hub.fleet import TITLES
+from roost.hub.screen import PLAIN_GLYPHS, age, row_text, since_of
 
 HELP = """\
 roost hub: the whole fleet on one screen, live (the daemon pushes every change).
@@ -56,9 +58,6 @@ def board_lines(tasks, board_line):
 
 def plain_lines(fleet, now_ms):
     """The groups as plain text, for a terminal that cannot draw a screen (TERM=dumb)."""
-    from roost.hub.fleet import TITLES
-    from roost.hub.screen import PLAIN_GLYPHS, age, row_text, since_of
-
     lines = [line for line in (fleet.concierge_line(), fleet.board_line()) if line]
     for group, rows in fleet.groups():
         lines.append(f"{PLAIN_GLYPHS[group]} {TITLES[group]} ({len(rows)})")
