@@ -28,6 +28,7 @@ SUITES = [
     ("trust", "The trust boundary: is a connection's process inside a job, with 500 jobs"),
     ("schedules", "Schedules: 1000 held, idle CPU, how late a due run starts"),
     ("concierge", "The concierge's digests: one over 500 sessions, and an hour of a busy fleet"),
+    ("hub", "The hub: 500 jobs, 20 of them printing"),
 ]
 # Sections a script of their own measures (not `scripts/bench`: they need what CI has
 # not got), each (name, title, module with `report`, the command that measures it).

@@ -100,6 +100,8 @@ RANKS = {
     "roost.board": 9,
     "roost.schedule": 10,
     "roost.concierge": 11,
+    # notifications: the rows' and the feed's listener, its sinks (runs git's process seam)
+    "roost.notify": 10,
     # the daemon's upper layers
     "roost.ops": 20,
     "roost.server": 21,
@@ -107,11 +109,13 @@ RANKS = {
     # clients of the socket
     "roost.client": 3,
     "roost.mcp_server": 4,
+    # the hub: a client of the wire like the CLI, which starts it (curses, no gevent)
+    "roost.hub": 5,
     "roost.cli": 23,
     "roost.__main__": 24,
 }
 # The clients' side: nothing of the daemon's imports them.
-CLIENT_SIDE = ("roost.client", "roost.mcp_server", "roost.cli")
+CLIENT_SIDE = ("roost.client", "roost.mcp_server", "roost.hub", "roost.cli")
 
 
 def package_of(dotted):

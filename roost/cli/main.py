@@ -17,7 +17,9 @@ COMMANDS = {
     "run": ("run", "start a job: a command, or an agent from a profile"),
     "profiles": ("profiles", "list the agent profiles: the built-in ones and roost.json's"),
     "doctor": ("doctor", "check each profile's agent: found, its version, tested on it"),
+    "hub": ("hub", "the whole fleet on one live screen (also `roost` alone in a terminal)"),
     "list": ("list", "list the jobs"),
+    "notify": ("notify", "notifications: `test` sends one to each sink"),
     "attach": ("attach", "join a job's live terminal (detach with Ctrl-q)"),
     "peek": ("peek", "print a job's screen without attaching"),
     "reply": ("reply", "send a job a reply (typed, or delivered to a protocol agent)"),
@@ -36,6 +38,7 @@ COMMANDS = {
     "respawn": ("respawn", "start an ended job again"),
     "pin": ("pin", "pin a job (listed first, never reaped)"),
     "rename": ("rename", "rename a job"),
+    "completion": ("completion", "print the shell completion script (bash, zsh, fish)"),
 }
 
 USAGE = """roost: run many coding agents on one machine, and keep them.
@@ -73,13 +76,40 @@ def usage_text():
     return USAGE.format(commands=rows)
 
 
+def _completion_request(argv):
+    """(the --socket given or None, the words) of `roost [--socket=PATH] __complete WORD...`."""
+    args = list(argv)
+    socket_override = None
+    while args and args[0].startswith("--socket"):
+        flag = args.pop(0)
+        if "=" in flag:
+            socket_override = flag.split("=", 1)[1]
+        elif args:
+            socket_override = args.pop(0)
+    if args and args[0] == "__complete":
+        return socket_override, args[1:]
+    return None
+
+
+def _in_a_terminal(stdout):
+    try:
+        return stdout.isatty() and os.isatty(0)
+    except (AttributeError, ValueError):
+        return False
+
+
 def main(argv, env=None, stdout=None, stderr=None):
     """Run one command; returns the exit status (never calls sys.exit)."""
-    from roost.cli.context import Context, ExitStatus, run_command
-
     env = os.environ if env is None else env
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
+    completion = _completion_request(argv)
+    if completion is not None:      # a Tab: before anything else is imported
+        from roost.cli import completing
+
+        return completing.main(completion[1], env, stdout, completion[0])
+    from roost.cli.context import Context, ExitStatus, run_command
+
     socket_override = None
     args = list(argv)
     # Global options come before the command (docopt's options_first, by hand: cheaper).
@@ -101,8 +131,10 @@ def main(argv, env=None, stdout=None, stderr=None):
             stderr.write(f"roost: unknown option {flag}\n\n{usage_text()}")
             return ExitStatus.USAGE
     if not args:
-        stderr.write(usage_text())
-        return ExitStatus.USAGE
+        if not _in_a_terminal(stdout):
+            stderr.write(usage_text())
+            return ExitStatus.USAGE
+        args = ["hub"]
     name = args.pop(0)
     entry = dict((n, m) for n, m, _ in _available()).get(name)
     if entry is None:

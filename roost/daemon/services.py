@@ -6,6 +6,7 @@ Mercurial's command server builds its own); the ops reach them through `call.ser
     jobs, launcher -> schedules (the book) -> scheduler (their one timer)
     bus -> orders; jobs, launcher, replies, subscribers, orders -> concierge -> digests
     bus -> subscribers
+    config, subscribers, board -> notifier (row changes, removals, the feed's stage changes)
 
 Every hook (who hears of a keeper's exit, a run's start, a row's change, a removal, an
 event) is wired here, after the parts are built, so the order they fire in is written in
@@ -37,6 +38,7 @@ from roost.jobs.registry import JobRegistry
 from roost.jobs.replies import ReplyDesk
 from roost.jobs.runner import JobRunner
 from roost.keeper.client import KeeperClient
+from roost.notify.notifier import Notifier
 from roost.peers.directory import PeerDirectory
 from roost.peers.messages import Messenger
 from roost.peers.watches import Watches
@@ -87,6 +89,7 @@ class Services:
         self.board = TaskBoard(home)
         self.board_actions = BoardActions(self.board, self.jobs, self.directory, self.messenger, self.bus,
                                           self.subscribers.push)
+        self.notifier = Notifier(self.config, self.subscribers.push, self.attached, self.board.get)
         self.workspaces = Workspaces(home, self.board, self.board_actions, self.jobs, self.config,
                                      self.launcher)
         self.schedules = ScheduleBook(home, self.jobs, self.config)
@@ -105,16 +108,23 @@ class Services:
         self.runner.on_adopted.append(self.replies.resume)   # and an adopted one's waiting ones
         checks = self.workspaces.checks
         for hook in (self.reaper.row_changed, self.subscribers.row_changed,
-                     self.board_actions.row_changed, checks.row_changed, self.concierge.row_changed):
+                     self.board_actions.row_changed, checks.row_changed, self.concierge.row_changed,
+                     self.notifier.row_changed):
             self.jobs.on_row_change.append(hook)
-        for hook in (self.subscribers.removed, self.board_actions.removed, checks.removed):
+        for hook in (self.subscribers.removed, self.board_actions.removed, checks.removed, self.notifier.removed):
             self.jobs.on_remove.append(hook)
         # The feed's listeners: kept watches fire before hubs hear of the event.
         self.bus.listeners.append(self.watches.event)
         self.bus.listeners.append(self.subscribers.event)
         self.bus.listeners.append(self.digests.event)       # what the concierge is woken with
+        self.bus.listeners.append(self.notifier.event)      # what needs the person, told once
         self.orders.on_change = self.digests.changed
         self.board_actions.finish_workspace = self.workspaces.finish   # M55: a workspace's done
+
+    def attached(self, job_id):
+        """A person is in this job's terminal now (roost attach, the hub's enter)."""
+        job = self.jobs.get(job_id)
+        return bool(job is not None and job.terminal is not None and job.terminal.attached)
 
     def with_parent_open(self, row):
         """M13: a row says whether someone holds its parent session now."""
@@ -127,6 +137,9 @@ class Services:
         keeper (one is started when none runs), idle timers armed."""
         self.feed.load()
         self.jobs.load()
+        for job in self.jobs.all():
+            if job.state is not None:
+                self.notifier.seed(job.row())      # waits told before this start are not told again
         self.board.load()
         self.concierge.load()
         self.orders.load()

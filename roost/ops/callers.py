@@ -41,6 +41,8 @@ REFUSED = {
     "peer_register": _ANYONE,
     # roost's own: a job's process speaks for its job (a terminal agent's shell tool).
     "speak_for": _ANYONE,
+    # roost's own (issue 18): `roost notify test`, a person's.
+    "notify": _PERSON_ONLY,
     "dispatch": _PERSON_ONLY,
     "stop": _PERSON_ONLY,
     "rm": _PERSON_ONLY,

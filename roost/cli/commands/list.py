@@ -2,17 +2,22 @@
 every job on record). Pinned jobs (*) first, then the order they were put in.
 
 Usage:
-  roost list [--all] [--cwd=DIR] [--json]
+  roost list [--all] [--cwd=DIR] [--watch] [--json]
   roost list --help
 
 Options:
   --all      every job, however long ago it ended
   --cwd=DIR  only jobs working in DIR (or below it)
+  --watch    print the list again each time it changes (the daemon pushes the
+             changes; Ctrl-c ends it); with --json, one result a line
   --json     print the op's result as JSON
 """
 
+import json
 import os
 import time
+
+from roost.client.connection import Lost, Unreachable
 
 
 def age(since_ms, now):
@@ -52,5 +57,50 @@ def main(opts, ctx):
     args = {"all": bool(opts["--all"])}
     if opts["--cwd"]:
         args["cwd"] = os.path.abspath(opts["--cwd"])
+    if opts["--watch"]:
+        return watch(opts, ctx, args)
     result = ctx.call("list", args)
     ctx.show(opts, result, table(result["jobs"], time.time()))
+
+
+def _order(row):
+    """`list`'s order (roost.ops.jobs.sort_key): pinned, the user's order, oldest first."""
+    order = row.get("order")
+    return (not row.get("pinned"), order is None, order or 0, row.get("startedAt") or 0)
+
+
+def _in_dir(row, directory):
+    cwd = row.get("cwd") or ""
+    return directory is None or cwd == directory or cwd.startswith(directory.rstrip("/") + "/")
+
+
+def watch(opts, ctx, args):
+    """The list, then again at each push that changes it (subscribe: no polling)."""
+    client = ctx.client()
+    clear = not opts["--json"] and hasattr(ctx.stdout, "isatty") and ctx.stdout.isatty()
+    try:
+        client.call("subscribe")                       # pushes from here on; then the list
+        rows = {row["id"]: row for row in client.call("list", args)["jobs"]}
+        client.pending_events = [message for message in client.pending_events if message.get("event") != "rows"]
+        while True:
+            shown = sorted(rows.values(), key=_order)
+            if opts["--json"]:
+                ctx.say(json.dumps({"jobs": shown}, ensure_ascii=False))
+            else:
+                ctx.say(("\x1b[H\x1b[2J" if clear else "\n") + table(shown, time.time()))
+            ctx.stdout.flush()
+            changed = False
+            while not changed:
+                message = client.next_event()
+                if message.get("event") == "rows":
+                    for row in message["rows"]:
+                        if _in_dir(row, args.get("cwd")):
+                            changed = changed or rows.get(row["id"]) != row
+                            rows[row["id"]] = row
+                elif message.get("event") == "removed" and message.get("id") in rows:
+                    del rows[message["id"]]
+                    changed = True
+    except Lost:
+        raise Unreachable("the daemon closed the connection")
+    finally:
+        client.close()

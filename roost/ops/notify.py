@@ -1,0 +1,27 @@
+"""`notify` (roost's own, issue 18):
+
+    {action: "test"} -> {sinks: [{sink, ok, error?}]}: one notification to each sink
+        roost.json names (roost.notify), answered once each has sent it or failed;
+    {action: "focus", id: ID | null} -> {id}: the job this connection's person looks at
+        (a hub's selection while its terminal has the focus; null: none), to which no
+        desktop notification goes; forgotten when the connection ends."""
+
+from roost.errors import bad_request
+from roost.ops import args as read
+from roost.ops import op
+
+
+@op("notify")
+def notify(call):
+    action = call.args.get("action")
+    if action == "focus":
+        job_id = call.args.get("id")
+        if job_id is not None:
+            job_id = call.services.jobs.resolve(read.text(call.args, "id", min_length=1)).id
+        call.services.notifier.focus(call.session, job_id)
+        return {"id": job_id}
+    if action != "test":
+        raise bad_request('action must be "test" or "focus"')
+    results = call.services.notifier.test()
+    return {"sinks": [dict({"sink": name, "ok": ok}, **({"error": why} if why else {}))
+                      for name, ok, why in results]}
