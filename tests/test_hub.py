@@ -300,21 +300,15 @@ def test_the_daemon_gone_ends_the_hub_with_status_3(daemon):
 
 
 def test_reply_offers_the_suggested_answer(daemon, tmux):
-    import json
-    import time
+    from test_concierge import Speaker, turn_on
 
     job_id = asker(daemon)
-    # M45's `suggested` is the concierge's to set, and no op sets it yet: it is put in the
-    # job's record while no daemon runs, and the next daemon serves it on the row.
-    daemon.call("shutdown", keepWorkers=True)
-    daemon.process.wait(15)
-    path = os.path.join(daemon.home, "jobs", job_id, "job.json")
-    with open(path) as handle:
-        record = json.load(handle)
-    record["suggested"] = {"text": "2", "why": "sqlite fits one machine", "at": int(time.time() * 1000)}
-    with open(path, "w") as handle:
-        json.dump(record, handle)
-    daemon.start()
+    # M45: the concierge suggests an answer on the row (concierge-suggest on its connection).
+    concierge = Speaker(daemon, turn_on(daemon))
+    try:
+        concierge.call("concierge-suggest", id=job_id, text="2", why="sqlite fits one machine")
+    finally:
+        concierge.close()
     wait_row(daemon, job_id, lambda current: (current.get("suggested") or {}).get("text") == "2"
              and current["state"] == "blocked", what="the row with its suggestion")
     start_hub(tmux)

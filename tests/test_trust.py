@@ -55,6 +55,20 @@ def test_a_jobs_processes_are_refused_the_persons_ops(daemon, how):
     assert "escaped" not in names and "escaped-cli" not in names
 
 
+CONCIERGE_AND_SCHEDULES = ("concierge", "concierge-ask", "schedules", "schedule-add", "schedule-run",
+                           "concierge-say", "concierge-reply", "concierge-act", "concierge-order")
+
+
+def test_a_jobs_process_reaches_neither_the_concierge_nor_the_schedules_without_hello(daemon):
+    job_id, found = probe(daemon, "here")
+    for name in CONCIERGE_AND_SCHEDULES:
+        raw = found["raw"][name]
+        assert (raw["ok"], raw["code"]) == (False, "unauthorized"), (name, raw)
+    for name in ("concierge", "schedules"):
+        assert found["cli"][name]["status"] == 1, (name, found["cli"][name])
+    assert daemon.call("schedules")["schedules"] == []
+
+
 def test_the_persons_own_shell_is_the_person_and_its_row_says_so(daemon):
     job_id, found = probe(daemon, "here", person=True)
     assert row(daemon, job_id).get("person") is True

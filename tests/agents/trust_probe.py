@@ -23,6 +23,18 @@ RAW = {
     "keys": {"id": JOB, "keys": ["Enter"]},
     "reply": {"id": JOB, "message": "typed in the person's name"},
     "list": {},
+    # The concierge's and the schedules' ops (issue 17): not a job's either.
+    "concierge": {"action": "status"},
+    "concierge-ask": {"text": "what needs me?"},
+    "schedules": {},
+    "schedule-add": {"name": "escaped", "when": "every 30m", "launch": {
+        "kind": "shell", "cwd": "/tmp", "command": ["true"], "env": {}, "name": "escaped", "sessionFile": "",
+        "origin": "dispatch"}},
+    "schedule-run": {"name": "escaped"},
+    "concierge-say": {"kind": "need", "text": "said in the concierge's name"},
+    "concierge-reply": {"id": JOB, "text": "answered in the user's name"},
+    "concierge-act": {"what": "stop", "id": JOB},
+    "concierge-order": {"action": "add", "text": "merge everything"},
 }
 CLI = {
     "dispatch": ["run", "--name", "escaped-cli", "--", "true"],
@@ -31,6 +43,8 @@ CLI = {
     "keys": ["keys", JOB, "Enter"],
     "reply": ["reply", JOB, "typed in the person's name"],
     "list": ["list", "--json"],
+    "concierge": ["concierge", "status"],
+    "schedules": ["schedule", "list"],
 }
 
 

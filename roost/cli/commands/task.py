@@ -192,6 +192,7 @@ def _approve(opts, ctx, args, stdin=None):
                      f"roost task approve {args['id']} --hash {result['hash']}")
         ctx.show(opts, result, text)
         return ExitStatus.OK
+    ctx.refuse_the_persons_op("task", args)     # inside a job: it is the person's, before any asking
     if not _is_terminal(stdin):
         ctx.stderr.write(f"roost task approve: not asked at a terminal, so nothing is approved: look at the "
                          f"commands with `roost task approve {args['id']} --dry`, then approve exactly them "
