@@ -2,7 +2,7 @@
 Mercurial's command server builds its own); the ops reach them through `call.services`.
 
     config, keeper, feed -> bus -> jobs -> runner -> links -> replies, reaper
-    jobs -> directory -> messenger -> watches (peers) -> board, its actions -> workspaces
+    jobs -> directory -> messenger -> watches (peers) -> board, its actions -> workspaces -> radar
     bus -> subscribers (the jobs' row changes and removals wired to them here)
 """
 
@@ -13,6 +13,7 @@ import gevent.event
 from roost import __version__
 from roost.board.actions import BoardActions
 from roost.board.board import TaskBoard
+from roost.board.radar import Radar
 from roost.board.workspaces import Workspaces
 from roost.config import Config
 from roost.events.bus import EventBus
@@ -76,6 +77,10 @@ class Services:
                                           self.subscribers.push)
         self.workspaces = Workspaces(home, self.board, self.board_actions, self.jobs, self.config,
                                      lambda args, extra: launch_job(self, args, extra=extra))
+        # the overlap radar reads a worktree again when its holder goes quiet (issue 20)
+        self.radar = Radar(self.board, self.board_actions, self.workspaces)
+        self.jobs.on_row_change.append(self.radar.row_changed)
+        self.bus.listeners.append(self.radar.heard)
 
     def with_parent_open(self, row):
         """M13: a row says whether someone holds its parent session now."""
