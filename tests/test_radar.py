@@ -193,3 +193,45 @@ def test_a_person_says_where_a_task_will_work_and_releases_it(daemon, tmp_path):
     task_op(daemon, action="release-paths", id=task_id)
     assert "paths" not in find(daemon, task_id)
     refused("bad_request", task_op, daemon, action="release-paths", id=task_id)
+
+
+def done_by_holder(daemon, job_id, task_id):
+    with speaker(daemon, job_id) as client:
+        task_op(client, action="done", id=task_id)
+
+
+def test_the_train_puts_the_predicted_conflict_last_and_says_so_first(daemon, tmp_path):
+    root = project_repo(tmp_path / "repo", files={"README": "a repository\n", "src/app.txt": LINES})
+    ids, trees, jobs = [], {}, {}
+    for name, (file_name, change) in zip(("a", "b", "c"), (("src/app.txt", ("line 3\n", "line 3 by a\n")),
+                                                          ("b.txt", None),
+                                                          ("src/app.txt", ("line 3\n", "line 3 by c\n")))):
+        task_id = task_op(daemon, action="add", title=f"Task {name}", project=root)["task"]["id"]
+        workspace, jobs[task_id] = prepared_and_started(daemon, task_id, name=f"worker-{name}")
+        trees[task_id] = workspace["path"]
+        if change is None:
+            commit_file(trees[task_id], file_name, "b\n")
+        else:
+            edit_and_commit(daemon, task_id, trees[task_id], file_name, replace=change)
+        done_by_holder(daemon, jobs[task_id], task_id)
+        ids.append(task_id)
+    first, second, third = ids
+    before = git(root, "rev-parse", "main")
+
+    dry = task_op(daemon, action="merge", train=[first, third, second], dry=True)
+    assert dry["order"] == [first, second, third]
+    assert dry["note"].splitlines() == [f"order: #{first}, #{second}, #{third}",
+                                        f"#{third} goes last: git predicts a conflict with #{first} in src/app.txt"]
+    assert git(root, "rev-parse", "main") == before            # a dry run lands nothing
+
+    shown = daemon.cli("task", "merge", "--train", "--dry", str(first), str(third), str(second))
+    assert shown.returncode == 0 and f"#{third} goes last" in shown.stdout.decode()
+
+    out = daemon.cli("task", "merge", "--train", str(first), str(third), str(second))
+    text = out.stdout.decode()
+    assert out.returncode == 0, out.stderr
+    # said before it starts, then each land: the two that merge cleanly land, the conflict last
+    assert text.index(f"#{third} goes last") < text.index(f"#{first}: merged")
+    assert f"#{second}: merged" in text and f"#{third}: syncing with main stopped on conflicts" in text
+    stages = {task["id"]: (task.get("workspace") or {}).get("stage") for task in task_op(daemon, action="list")["tasks"]}
+    assert stages == {first: "merged", second: "merged", third: "conflict"}

@@ -44,8 +44,8 @@ def _merge(call, actor):
         ids = _ids(call, "train")
         if call.args.get("id") is not None and _id(call) not in ids:
             ids.insert(0, _id(call))
-        tasks, note = _spaces(call).merges.train(actor, ids, mode)
-        return {"task": tasks[-1], "note": note}
+        tasks, note = _spaces(call).merges.train(actor, ids, mode, dry=read.flag(call.args, "dry"))
+        return {"task": tasks[-1], "note": note, "order": [task["id"] for task in tasks]}
     task, note = _spaces(call).merges.merge(actor, _id(call), mode)
     return {"task": task, "note": note}
 

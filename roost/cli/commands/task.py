@@ -168,6 +168,9 @@ def main(opts, ctx):
         return _approve(opts, ctx, args)
     if action == "pr" and not opts["--dry"]:
         return _shown_then_done(opts, ctx, args)
+    if action == "merge" and opts["--train"] and not opts["--dry"] and not opts["--json"]:
+        # the order and why, said before the train starts
+        ctx.say(ctx.call("task", dict(args, dry=True)).get("note") or "")
     if action in AS_JOB and ctx.job_identity() is not None:
         result = ctx.call_as_job("task", args)
     else:
@@ -176,7 +179,7 @@ def main(opts, ctx):
         text = board_text.table(result["tasks"])
     elif action == "diff":
         text = board_text.diff(result)
-    elif action == "cleanup":
+    elif action == "cleanup" or action == "merge" and opts["--train"]:
         text = result.get("note") or ""
     else:
         text = board_text.one(result)
