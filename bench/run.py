@@ -25,6 +25,7 @@ SUITES = [
     ("events", "The feed and the peers: pushes to 1000 subscribers, `send` to 500 agents"),
     ("git", "Git for the task board: worktree add and land against plain git"),
     ("board", "The task board: `task list` of 200, `prepare` and `merge` against plain git"),
+    ("radar", "The overlap radar: 20 worktrees of a 10,000-file repository"),
 ]
 # Sections a script of their own measures (not `scripts/bench`: they need what CI has
 # not got), each (name, title, module with `report`, the command that measures it).

@@ -70,9 +70,12 @@ def test_the_same_lines_edited_in_two_worktrees_predict_a_conflict_told_once_to_
              timeout=20, what="alice told of the conflict")
     assert was_told(daemon, job_one, f"roost task diff {second}")
 
-    events = daemon.call("events", limit=200)["events"]
-    started = [event for event in events if event.get("kind") == "task" and event.get("why") == "overlap"]
-    assert started and "git predicts a conflict in src/app.txt" in started[-1]["text"]
+    def overlap_events():
+        events = daemon.call("events", limit=200)["events"]
+        return [event for event in events if event.get("kind") == "task" and event.get("why") == "overlap"
+                and "git predicts a conflict in src/app.txt" in event["text"]]
+
+    wait_for(overlap_events, what="a task event with why overlap, the conflict predicted")
 
     # the same pair and the same file again: nobody is told twice
     edit_and_commit(daemon, second, tree_two, "src/app.txt", replace=("line 4\n", "line 4, bob's again\n"))

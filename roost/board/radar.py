@@ -29,6 +29,7 @@ import logging
 import time
 
 import gevent
+import gevent.pool
 
 from roost import git
 from roost.board import path_claims
@@ -41,6 +42,7 @@ log = logging.getLogger(__name__)
 FILES_SHOWN = 50         # files kept in an overlap and named in a message
 TOLD_KEPT = 50           # pairs remembered as told, a task
 PREDICTIONS_KEPT = 2000  # merge predictions cached (pairs of commits)
+READS_AT_ONCE = 4        # other worktrees read at the same time
 
 
 def is_live(task):
@@ -132,9 +134,9 @@ class Radar:
             return
         others = [other for other in self.board.tasks if other is not task
                   and other.get("project") == task.get("project") and (is_live(other) or _with_claims(other))]
-        for other in others:
-            if is_live(other):
-                self._read(other)
+        # the others' reads (each only when its branch moved or it was never read) go on
+        # together, a few at a time: each is two git runs that mostly wait on the disk
+        gevent.pool.Pool(READS_AT_ONCE).map(self._read, [other for other in others if is_live(other)])
         entries = {other["id"]: (self._entry(task, other), self._entry(other, task)) for other in others}
         self._predict(task, others, entries)
         self._apply(task, others, entries)
