@@ -85,6 +85,11 @@ def test_the_same_lines_edited_in_two_worktrees_predict_a_conflict_told_once_to_
     assert [len(records) for records in told] == [1, 1] and all(records[0]["conflict"] for records in told)
     assert len(radar_notes(daemon, job_one, second)) <= 2 and len(radar_notes(daemon, job_two, first)) <= 2
 
+    # what was told is kept on the task, across a restart
+    daemon.restart()
+    assert [find(daemon, task_id)["overlapsTold"] for task_id in (first, second)] == told
+    assert overlaps(daemon, first)[0]["conflicts"] == ["src/app.txt"]
+
 
 def test_different_hunks_of_one_file_overlap_cleanly_and_other_files_do_not_overlap(daemon, tmp_path):
     _root, (first, tree_one, _job_one), (second, tree_two, _job_two) = two_tasks(daemon, tmp_path)
@@ -238,3 +243,16 @@ def test_the_train_puts_the_predicted_conflict_last_and_says_so_first(daemon, tm
     assert f"#{second}: merged" in text and f"#{third}: syncing with main stopped on conflicts" in text
     stages = {task["id"]: (task.get("workspace") or {}).get("stage") for task in task_op(daemon, action="list")["tasks"]}
     assert stages == {first: "merged", second: "merged", third: "conflict"}
+
+
+def test_globs_name_files_and_directories_and_never_leave_the_repository():
+    from roost.board.path_claims import check_globs, matching
+
+    files = {"src/a.txt", "src/sub/b.txt", "docs/x/y.md", "README", "srcx/c.txt"}
+    assert matching(["src/*.txt"], files) == {"src/a.txt"}
+    assert matching(["src"], files) == {"src/a.txt", "src/sub/b.txt"}        # a directory: all under it
+    assert matching(["**/*.md", "README"], files) == {"docs/x/y.md", "README"}
+    assert matching(["src/**/b.txt"], files) == {"src/sub/b.txt"}
+    assert check_globs(["./src/", "src", "docs/**"]) == ["src", "docs/**"]
+    for bad in ([], ["/etc/passwd"], ["a/../../b"], ["a\x1b[2J"], [""], "src", [f"f{n}" for n in range(51)]):
+        refused("bad_request", check_globs, bad)

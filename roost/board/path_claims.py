@@ -10,12 +10,15 @@ Globs: `*` and `?` within one path segment, `**` across segments, and a plain pa
 names the file or everything under the directory (`src/board`). At most 50 a task.
 """
 
-import re
+import fnmatch
+
+import gevent
 
 from roost.errors import RoostError, bad_request
 
 MAX_GLOBS = 50
 MAX_GLOB_CHARS = 300
+YIELD_EVERY = 500           # paths matched between two turns of the loop
 
 
 def check_globs(value):
@@ -43,28 +46,32 @@ def check_globs(value):
     return globs
 
 
-def _pattern(glob):
-    parts = []
-    index = 0
-    while index < len(glob):
-        char = glob[index]
-        if glob.startswith("**", index):
-            parts.append(".*")
-            index += 2
-            if glob.startswith("/", index):
-                parts[-1] = "(?:.*/)?"
-                index += 1
-            continue
-        parts.append("[^/]*" if char == "*" else "[^/]" if char == "?" else re.escape(char))
-        index += 1
-    # a glob names what it matches and, as a directory, everything under it
-    return re.compile("".join(parts) + "(?:/.*)?\\Z")
+def _matches(parts, path_parts):
+    """Whether glob segments `parts` name the path (its segments) or a directory of it.
+    Segment by segment (fnmatch within one, `**` for any number of them), so the cost is
+    bounded by segments times segments: no pattern can make it backtrack for long."""
+    reach = [True] + [False] * len(path_parts)      # reach[j]: the glob so far names path_parts[:j]
+    for part in parts:
+        if part == "**":
+            for index in range(1, len(reach)):
+                reach[index] = reach[index] or reach[index - 1]
+        else:
+            reach = [False] + [reach[index - 1] and fnmatch.fnmatchcase(path_parts[index - 1], part)
+                               for index in range(1, len(reach))]
+    return any(reach[1:])
 
 
 def matching(globs, files):
     """The files of `files` (repository-relative paths) that one of `globs` names."""
-    patterns = [_pattern(glob) for glob in globs]
-    return {path for path in files if any(pattern.match(path) for pattern in patterns)}
+    split = [glob.split("/") for glob in globs]
+    found = set()
+    for count, path in enumerate(files):
+        if count % YIELD_EVERY == YIELD_EVERY - 1:
+            gevent.sleep(0)         # a worktree of thousands of changed files holds no one up
+        path_parts = path.split("/")
+        if any(_matches(parts, path_parts) for parts in split):
+            found.add(path)
+    return found
 
 
 def claim(task, actor, globs):
