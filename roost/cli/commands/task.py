@@ -168,9 +168,11 @@ def main(opts, ctx):
         return _approve(opts, ctx, args)
     if action == "pr" and not opts["--dry"]:
         return _shown_then_done(opts, ctx, args)
+    said = []
     if action == "merge" and opts["--train"] and not opts["--dry"] and not opts["--json"]:
         # the order and why, said before the train starts
-        ctx.say(ctx.call("task", dict(args, dry=True)).get("note") or "")
+        said = (ctx.call("task", dict(args, dry=True)).get("note") or "").splitlines()
+        ctx.say("\n".join(said))
     if action in AS_JOB and ctx.job_identity() is not None:
         result = ctx.call_as_job("task", args)
     else:
@@ -180,7 +182,9 @@ def main(opts, ctx):
     elif action == "diff":
         text = board_text.diff(result)
     elif action == "cleanup" or action == "merge" and opts["--train"]:
-        text = result.get("note") or ""
+        # the train's lines, without the plan already said (unless its order changed)
+        lines = (result.get("note") or "").splitlines()
+        text = "\n".join(lines[len(said):] if lines[:len(said)] == said else lines)
     else:
         text = board_text.one(result)
     ctx.show(opts, result, text)
