@@ -99,8 +99,20 @@ def test_different_hunks_of_one_file_overlap_cleanly_and_other_files_do_not_over
     wait_for(lambda: find(daemon, second).get("workspace", {}).get("stage") == "working", what="working")
     assert overlaps(daemon, first) == [] and overlaps(daemon, second) == []
 
+    hub = daemon.client()
+    hub.call("subscribe")
     edit_and_commit(daemon, second, tree_two, "src/app.txt", replace=("line 19\n", "line nineteen\n"))
     found = wait_overlaps(daemon, second, lambda found: found, "an overlap")
+    # pushed to the hubs: the board's change and the feed's task event, why overlap
+    heard = set()
+    while heard != {"board", "overlap"}:
+        message = hub.next_event()
+        if message["event"] == "board":
+            heard.add("board")
+        if message["event"] == "feed" and message["entry"].get("why") == "overlap":
+            assert message["entry"]["kind"] == "task" and "git predicts a clean merge" in message["entry"]["text"]
+            heard.add("overlap")
+    hub.close()
     assert found == [{"task": first, "files": ["src/app.txt"], "conflicts": []}]
     assert overlaps(daemon, first) == [{"task": second, "files": ["src/app.txt"], "conflicts": []}]
     listed = daemon.cli("task", "list")
