@@ -268,3 +268,13 @@ def test_globs_name_files_and_directories_and_never_leave_the_repository():
     assert check_globs(["./src/", "src", "docs/**"]) == ["src", "docs/**"]
     for bad in ([], ["/etc/passwd"], ["a/../../b"], ["a\x1b[2J"], [""], "src", [f"f{n}" for n in range(51)]):
         refused("bad_request", check_globs, bad)
+
+
+def test_a_merged_task_leaves_the_radar_and_the_others_overlaps(daemon, tmp_path):
+    _root, (first, tree_one, job_one), (second, tree_two, _job_two) = two_tasks(daemon, tmp_path)
+    edit_and_commit(daemon, first, tree_one, "src/app.txt", replace=("line 2\n", "line two\n"))
+    edit_and_commit(daemon, second, tree_two, "src/app.txt", replace=("line 18\n", "line eighteen\n"))
+    wait_overlaps(daemon, second, lambda found: found, "an overlap")
+    done_by_holder(daemon, job_one, first)
+    assert "merged into main" in task_op(daemon, action="merge", id=first)["note"]
+    wait_overlaps(daemon, second, lambda found: found == [], "none once #1 is merged")
