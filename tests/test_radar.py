@@ -210,7 +210,10 @@ def test_a_person_says_where_a_task_will_work_and_releases_it(daemon, tmp_path):
     task_id = find(daemon, 1)["id"]
     assert find(daemon, task_id)["paths"]["globs"] == ["docs/**", "README"]
     assert "paths: docs/**, README" in daemon.cli("task", "list").stdout.decode()
-    task_op(daemon, action="release-paths", id=task_id)
+    claimed = daemon.cli("task", "claim-paths", str(task_id), "src/**,docs", "tests")
+    assert claimed.returncode == 0, claimed.stderr
+    assert find(daemon, task_id)["paths"]["globs"] == ["src/**", "docs", "tests"]
+    assert daemon.cli("task", "release-paths", str(task_id)).returncode == 0
     assert "paths" not in find(daemon, task_id)
     refused("bad_request", task_op, daemon, action="release-paths", id=task_id)
 
