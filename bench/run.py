@@ -29,6 +29,7 @@ SUITES = [
     ("schedules", "Schedules: 1000 held, idle CPU, how late a due run starts"),
     ("concierge", "The concierge's digests: one over 500 sessions, and an hour of a busy fleet"),
     ("hub", "The hub: 500 jobs, 20 of them printing"),
+    ("radar", "The overlap radar: 20 worktrees of a 10,000-file repository"),
 ]
 # Sections a script of their own measures (not `scripts/bench`: they need what CI has
 # not got), each (name, title, module with `report`, the command that measures it).

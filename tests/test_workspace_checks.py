@@ -110,7 +110,8 @@ def test_the_train_lands_in_order_and_stops_at_a_failing_verify(daemon, tmp_path
     before = sha(root, "main")
     refused("bad_request", task_op, daemon, action="merge", train=[ids[0], ids[0]])
     result = task_op(daemon, action="merge", train=ids[:3] + [ids[3]])
-    lines = result["note"].splitlines()
+    order, *lines = result["note"].splitlines()
+    assert order == "order: " + ", ".join(f"#{task_id}" for task_id in ids)      # nothing predicted to conflict
     assert lines[0].startswith(f"#{ids[0]}: merged") and lines[1].startswith(f"#{ids[1]}: merged")
     assert lines[2].startswith(f"#{ids[2]}: not merged: its verify failed") and "stopped at" in lines[3]
     stages = {task["id"]: task["workspace"]["stage"] for task in task_op(daemon, action="list")["tasks"]}

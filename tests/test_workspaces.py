@@ -184,8 +184,10 @@ def test_callers_are_refused_per_the_spec(daemon, tmp_path):
                          sessionFile="", origin="dispatch")["id"]
     with speaker(daemon, worker) as client:
         for action in ("prepare", "start", "back", "merge", "abort", "commit", "approve", "verify", "pass",
-                       "comment", "uncomment", "shelve", "cleanup", "pr", "diff"):
+                       "comment", "uncomment", "shelve", "cleanup", "pr"):
             refused("unsupported", task_op, client, action=action, id=task["id"])
+        # issue 20: a session reads a task's diff of its project (the overlap radar sends it there)
+        refused("bad_request", task_op, client, action="diff", id=task["id"])
     refused("bad_request", task_op, daemon, action="prepare", id=task_op(daemon, action="add", title="any")["task"]["id"])
 
 

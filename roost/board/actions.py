@@ -11,7 +11,7 @@ the action answers, is a `task` event in the feed, and pushes the board's counts
 import logging
 
 from roost import git
-from roost.board import places
+from roost.board import path_claims, places
 from roost.board.board import now_ms
 from roost.errors import RoostError, bad_request, not_found
 from roost.events.bus import one_line
@@ -254,6 +254,7 @@ class BoardActions:
     def _release(self, task, why, tell, actor=None):
         holder = task.get("owner")
         task.update(state="open", owner=None, claimedAt=None)
+        path_claims.released_with_claim(task)
         self.changed(actor, task, "release", f": {why}", session=holder)
         if tell and holder:
             self.tell(holder["id"], f"Task #{task['id']} ({task['title']}) was given back to the board: {why}.")

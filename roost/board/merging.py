@@ -12,7 +12,9 @@ Each step is saved before the next starts (stage `merging` with what base was), 
 daemon killed half-way is set right at its next start (`resume`): landed, it is merged;
 not, the cut-short sync is given up and the task is back in review.
 
-The train lands several tasks in review one at a time, in the order given: each is
+The train lands several tasks in review one at a time, in the order given, except that
+those git predicts to conflict go last (train_order.py, said before it starts, checked
+again against each new base): each is
 synced with base as the ones before left it and, when its repository has an approved
 verify and base moved under it, verified again before base moves. The first that
 conflicts or fails stops the train there and goes back to its holder; the ones before
@@ -24,6 +26,7 @@ import logging
 import gevent
 
 from roost import git
+from roost.board import train_order
 from roost.board.board import now_ms
 from roost.errors import RoostError, bad_request
 from roost.git.errors import GitError
@@ -222,8 +225,9 @@ class Merges:
 
     # -- the train --------------------------------------------------------------------------
 
-    def train(self, actor, task_ids, mode="ff"):
-        """Land `task_ids`, in review, one at a time; (tasks, note) with a line each."""
+    def train(self, actor, task_ids, mode="ff", dry=False):
+        """Land `task_ids`, in review, one at a time, the predicted conflicts last; (tasks,
+        note) with the order and why, then a line each. `dry`: the order only."""
         spaces = self.workspaces
         if not task_ids or len(task_ids) > MAX_TRAIN:
             raise bad_request(f"a train takes 1 to {MAX_TRAIN} tasks")
@@ -235,16 +239,24 @@ class Merges:
             spaces.workspace(task, "review")
             spaces.present(task)
             tasks.append(task)
-        lines = []
-        for position, task in enumerate(tasks):
+        # issue 20: what git predicts to conflict goes last, and that is said first
+        order = train_order.plan(tasks, spaces.repository)
+        if dry:
+            return order.tasks, "\n".join(order.lines)
+        spaces.actions.changed(actor, order.tasks[0], "train", ": " + "; ".join(order.lines))
+        lines = list(order.lines)
+        queue = list(order.tasks)
+        while queue:
+            task = queue.pop(0)
             outcome, note = self._train_one(task, actor, mode)
             lines.append(f"#{task['id']}: {note}")
             if outcome != "merged":
-                lines += [f"#{later['id']}: not merged: the train stopped at #{task['id']}"
-                          for later in tasks[position + 1:]]
+                lines += [f"#{later['id']}: not merged: the train stopped at #{task['id']}" for later in queue]
                 break
-        spaces.actions.changed(actor, tasks[0], "train", ": " + "; ".join(lines))
-        return tasks, "\n".join(lines)
+            queue, moved = train_order.recheck(queue, order.last, spaces.repository)
+            lines += moved
+        spaces.actions.changed(actor, order.tasks[0], "train", ": " + "; ".join(lines))
+        return order.tasks, "\n".join(lines)
 
     def _train_one(self, task, actor, mode):
         spaces = self.workspaces

@@ -18,7 +18,22 @@ def table(tasks):
         lines.append(f"  {'#' + str(task['id']):>4}  {shown:<9}  {holder[:20]:<20}  {task['title']}{after}")
         if workspace.get("note") and workspace.get("stage") not in ("merged",):
             lines.append(f"  {'':>4}  {'':<9}  {'':<20}  - {workspace['note']}")
+        for entry in workspace.get("overlaps") or []:
+            lines.append(f"  {'':>4}  {'':<9}  {'':<20}  ! {overlap(entry)}")
+        if task.get("paths") and task["state"] not in ("done", "dropped"):
+            lines.append(f"  {'':>4}  {'':<9}  {'':<20}  paths: {', '.join(task['paths']['globs'])}")
     return "\n".join(lines)
+
+
+def overlap(entry):
+    """`overlaps #4 in a.txt, b.txt: git predicts a conflict in a.txt` (issue 20)."""
+    files = ", ".join(entry["files"][:5]) + (" ..." if len(entry["files"]) > 5 or entry.get("more") else "")
+    text = f"overlaps #{entry['task']} in {files}"
+    if entry.get("conflicts"):
+        return text + f": git predicts a conflict in {', '.join(entry['conflicts'][:5])}"
+    if entry.get("conflicts") == []:
+        return text + ": git predicts a clean merge"
+    return text + (f" ({entry['note']})" if entry.get("note") else "")
 
 
 def one(result):

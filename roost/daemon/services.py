@@ -2,7 +2,7 @@
 Mercurial's command server builds its own); the ops reach them through `call.services`.
 
     config, keeper, feed -> bus -> jobs -> runner -> links -> replies, reaper, launcher
-    jobs -> directory -> messenger -> watches (peers) -> board, its actions -> workspaces
+    jobs -> directory -> messenger -> watches (peers) -> board, its actions -> workspaces -> radar
     jobs, launcher -> schedules (the book) -> scheduler (their one timer)
     bus -> orders; jobs, launcher, replies, subscribers, orders -> concierge -> digests
     bus -> subscribers
@@ -20,6 +20,7 @@ import gevent.event
 from roost import __version__
 from roost.board.actions import BoardActions
 from roost.board.board import TaskBoard
+from roost.board.radar import Radar
 from roost.board.workspaces import Workspaces
 from roost.concierge.desk import ConciergeDesk
 from roost.concierge.digests import Digests
@@ -98,6 +99,8 @@ class Services:
         self.concierge = ConciergeDesk(home, self.jobs, self.runner, self.launcher, self.replies, self.config,
                                        self.bus, self.subscribers.push, self.orders)
         self.digests = Digests(self.jobs, self.concierge, self.orders, self.messenger, self.config)
+        # the overlap radar reads a worktree again when its holder goes quiet (issue 20)
+        self.radar = Radar(self.board, self.board_actions, self.workspaces)
         self._wire()
 
     def _wire(self):
@@ -109,7 +112,7 @@ class Services:
         checks = self.workspaces.checks
         for hook in (self.reaper.row_changed, self.subscribers.row_changed,
                      self.board_actions.row_changed, checks.row_changed, self.concierge.row_changed,
-                     self.notifier.row_changed):
+                     self.notifier.row_changed, self.radar.row_changed):
             self.jobs.on_row_change.append(hook)
         for hook in (self.subscribers.removed, self.board_actions.removed, checks.removed, self.notifier.removed):
             self.jobs.on_remove.append(hook)
@@ -118,6 +121,7 @@ class Services:
         self.bus.listeners.append(self.subscribers.event)
         self.bus.listeners.append(self.digests.event)       # what the concierge is woken with
         self.bus.listeners.append(self.notifier.event)      # what needs the person, told once
+        self.bus.listeners.append(self.radar.heard)         # a land or a commit: the others read again
         self.orders.on_change = self.digests.changed
         self.board_actions.finish_workspace = self.workspaces.finish   # M55: a workspace's done
 

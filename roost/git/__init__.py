@@ -39,6 +39,10 @@ The API, module by module (every name below is also importable from `roost.git`)
   detail)`; `abort_sync(worktree)`; `diff(repo, base, branch)` -> `Diff(text, truncated,
   base, tip)`; `changed_files(repo, base, branch)` -> `[ChangedFile(status, path,
   old_path)]`; `worktree_head(worktree)`.
+- `overlap` (the overlap radar's, imported as `roost.git.overlap`): `touched_files(repo,
+  place, base, branch)` -> `Touched(tip, files)`, committed since base and not;
+  `predict_merge(repo, one, other)` -> `Prediction(conflicts, note)` by `git merge-tree
+  --write-tree` (conflicts None, with a note, on a git older than 2.38); `git_version`.
 - `landing`: `land(repo, branch, base, mode="ff"|"no-ff")` -> `LandResult(outcome, mode,
   old, new, checkout, repaired)`, under the repository's lock; `recover_land(repo)`.
 - `remote`: `push_branch(repo, branch, remote=None)` (the remote: `origin`, or the

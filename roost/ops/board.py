@@ -3,6 +3,7 @@ who may take which action is roost.ops.callers' (ACTIONS), checked before this r
 The result is {tasks: the board as the caller sees it, task?, sent?, job?, note?, hash?,
 workspace?}."""
 
+from roost.board import path_claims
 from roost.board.actions import Actor, project_of
 from roost.errors import RoostError
 from roost.ops import args as read
@@ -45,10 +46,15 @@ def _add(call, actor):
     if len(after) > MAX_AFTER:
         raise RoostError("bad_request", f"after names at most {MAX_AFTER} tasks ({len(after)} given)")
     ids = [read.integer({"id": item}, "id", minimum=1, digits_ok=True) for item in after]
+    paths = path_claims.check_globs(call.args["paths"]) if call.args.get("paths") is not None else None
     task = call.services.board_actions.add(actor, read.text(call.args, "title", min_length=1, trim=True,
                                                      typed="task title"),
                                            read.text(call.args, "detail", default=None, typed="task detail"), ids,
                                            call.args.get("project"), "project" in call.args)
+    if paths is not None:
+        # issue 20: where the task will work, said as it is added
+        task["paths"] = {"globs": paths, "by": actor.by}
+        call.services.board_actions.changed(actor, task, "paths", ": claims " + ", ".join(paths[:5]))
     return {"task": task}
 
 

@@ -101,8 +101,11 @@ ACTIONS = {
         "claim": {PERSON: "unsupported", CONCIERGE: "unsupported", UNREGISTERED: "unauthorized"},
         "drop": _BOARD_PEOPLE, "assign": _BOARD_PEOPLE, "prepare": _BOARD_PEOPLE, "start": _BOARD_PEOPLE,
         "back": _BOARD_PEOPLE,
-        # roost's own: the branch against base, for reading (the hub's, the CLI's, the concierge's)
-        "diff": _BOARD_PEOPLE,
+        # roost's own: the branch against base, for reading (the hub's, the CLI's, the concierge's,
+        # and a session's of its project: the overlap radar points it there, issue 20)
+        "diff": _BOARD_ALL,
+        # issue 20: claims on paths, a session's for the task it holds, a person's for any
+        "claim-paths": _BOARD_ALL, "release-paths": _BOARD_ALL,
         "cleanup": _BOARD_PERSON, "merge": _BOARD_PERSON, "abort": _BOARD_PERSON, "commit": _BOARD_PERSON,
         "approve": _BOARD_PERSON, "verify": _BOARD_PERSON, "pass": _BOARD_PERSON, "comment": _BOARD_PERSON,
         "uncomment": _BOARD_PERSON, "shelve": _BOARD_PERSON, "pr": _BOARD_PERSON,

@@ -1,8 +1,10 @@
 """The `task` op's workspace actions (M54-M60, M65): each reads its arguments and calls
 the board's workspaces (`call.services.workspaces`); who may take which is roost.ops.
 callers' (ACTIONS), checked before the op runs. Beyond the spec: `diff` (the branch
-against base, as a person reviews it) and merge's `train`."""
+against base, as a person reviews it), merge's `train` (with `dry`: its order and why),
+and the claims on paths of issue 20 (`claim-paths`, `release-paths`)."""
 
+from roost.board import path_claims
 from roost.concierge import policy
 from roost.concierge.desk import without_identity
 from roost.errors import bad_request
@@ -52,8 +54,8 @@ def _merge(call, actor):
         ids = _ids(call, "train")
         if call.args.get("id") is not None and _id(call) not in ids:
             ids.insert(0, _id(call))
-        tasks, note = _spaces(call).merges.train(actor, ids, mode)
-        return {"task": tasks[-1], "note": note}
+        tasks, note = _spaces(call).merges.train(actor, ids, mode, dry=read.flag(call.args, "dry"))
+        return {"task": tasks[-1], "note": note, "order": [task["id"] for task in tasks]}
     task, note = _spaces(call).merges.merge(actor, _id(call), mode)
     return {"task": task, "note": note}
 
@@ -74,7 +76,24 @@ def _abort(call, actor):
 
 def _commit(call, actor):
     task, note = _spaces(call).commit(actor, _id(call), read.text(call.args, "message", default=None))
+    call.services.radar.soon(task["id"])         # what it touches may have changed
     return {"task": task, "note": note}
+
+
+def _claim_paths(call, actor):
+    task = call.services.board_actions.task(actor, _id(call))
+    globs = path_claims.check_globs(call.args.get("paths"))
+    path_claims.claim(task, actor, globs)
+    call.services.board_actions.changed(actor, task, "paths", ": claims " + ", ".join(globs[:5])
+                                        + (" ..." if len(globs) > 5 else ""))
+    return {"task": task}
+
+
+def _release_paths(call, actor):
+    task = call.services.board_actions.task(actor, _id(call))
+    path_claims.release(task, actor)
+    call.services.board_actions.changed(actor, task, "paths", ": its claim on paths given up")
+    return {"task": task}
 
 
 def _approve(call, actor):
@@ -130,4 +149,5 @@ WORKSPACE_ACTIONS.update({
     "prepare": _prepare, "start": _start, "merge": _merge, "back": _back, "abort": _abort, "commit": _commit,
     "approve": _approve, "verify": _verify, "pass": _pass, "comment": _comment, "uncomment": _uncomment,
     "shelve": _shelve, "cleanup": _cleanup, "pr": _pr, "diff": _diff,
+    "claim-paths": _claim_paths, "release-paths": _release_paths,
 })

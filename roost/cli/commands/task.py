@@ -2,12 +2,12 @@
 (--after) and projects (the git repository a task is for); and a task's own worktree:
 prepare it, start a session in it, review its diff, comment, send it back, merge it
 (alone, or several in a train), or push it as a pull request. Inside a job, claim, done,
-release, add and list act for that job (an agent's shell tool); elsewhere they are
-yours, as every other action is.
+release, add, list, diff, claim-paths and release-paths act for that job (an agent's
+shell tool); elsewhere they are yours, as every other action is.
 
 Usage:
   roost task list [--project=DIR] [--json]
-  roost task add <title>... [--detail=TEXT] [--after=ID]... [--project=DIR] [--json]
+  roost task add <title>... [--detail=TEXT] [--after=ID]... [--project=DIR] [--paths=GLOBS] [--json]
   roost task claim <id> [--json]
   roost task done <id> [--result=TEXT] [--json]
   roost task release <id> [--json]
@@ -21,7 +21,9 @@ Usage:
   roost task back <id> [--note=TEXT] [--json]
   roost task commit <id> [--message=TEXT] [--json]
   roost task merge <id> [--no-ff] [--json]
-  roost task merge --train <ids>... [--no-ff] [--json]
+  roost task merge --train <ids>... [--no-ff] [--dry] [--json]
+  roost task claim-paths <id> <globs>... [--json]
+  roost task release-paths <id> [--json]
   roost task abort <id> [--json]
   roost task approve <id> [--dry | --hash=HASH] [--json]
   roost task verify <id> [--json]
@@ -36,6 +38,9 @@ Options:
                      add: the task is for it; default: for any session)
   --detail=TEXT      what the task is, at length
   --after=ID         a task this one waits on (again for more)
+  --paths=GLOBS      add: where the task will work, globs relative to the repository,
+                     comma-separated (`src/board/**,README.md`); another task's edits
+                     there are an overlap from the start
   --result=TEXT      what came of it
   --profile=PROFILE  start: an agent profile of roost.json (the words are its task;
                      after `--` they are a command instead)
@@ -46,8 +51,10 @@ Options:
   --no-ff            merge: always a merge commit on base
   --train            merge: land these tasks one at a time, each synced and verified
                      again on the base the ones before left; the first that conflicts
-                     or fails stops the train and goes back to its holder
-  --dry              approve, pr: show what would run; cleanup: list, remove nothing
+                     or fails stops the train and goes back to its holder; the
+                     branches git predicts to conflict go last, and it says so first
+  --dry              approve, pr: show what would run; cleanup: list, remove nothing;
+                     merge --train: the order and why, nothing landed
   --hash=HASH        approve: exactly the commands --dry showed with this hash
   --json             print the op's result as JSON
 
@@ -68,9 +75,10 @@ from roost.cli.context import ExitStatus
 from roost.cli.visible import visible
 
 # The actions a job's process takes for its job; the others are a person's.
-AS_JOB = ("list", "add", "claim", "done", "release")
+AS_JOB = ("list", "add", "claim", "done", "release", "claim-paths", "release-paths", "diff")
 ACTIONS = ("list", "add", "claim", "done", "release", "drop", "assign", "prepare", "start", "diff", "comment",
-           "uncomment", "back", "commit", "merge", "abort", "approve", "verify", "pass", "shelve", "pr", "cleanup")
+           "uncomment", "back", "commit", "merge", "abort", "approve", "verify", "pass", "shelve", "pr", "cleanup",
+           "claim-paths", "release-paths")
 
 
 def adjust_argv(argv):
@@ -105,6 +113,10 @@ def args_of(action, opts):
             args["detail"] = opts["--detail"]
         if opts["--after"]:
             args["after"] = [_task_id(word) for word in opts["--after"] if _task_id(word)]
+    if action == "add" and opts["--paths"]:
+        args["paths"] = [glob.strip() for glob in opts["--paths"].split(",") if glob.strip()]
+    if action == "claim-paths":
+        args["paths"] = [glob.strip() for word in opts["<globs>"] for glob in word.split(",") if glob.strip()]
     if action == "done" and opts["--result"]:
         args["result"] = opts["--result"]
     if action == "assign":
@@ -122,6 +134,8 @@ def args_of(action, opts):
         args["mode"] = "no-ff" if opts["--no-ff"] else "ff"
         if opts["--train"]:
             args["train"] = [_task_id(word) for word in opts["<ids>"]]
+            if opts["--dry"]:
+                args["dry"] = True
     if action in ("approve", "pr", "cleanup") and opts["--dry"]:
         args["dry"] = True
     if action == "approve" and opts["--hash"]:
@@ -154,6 +168,11 @@ def main(opts, ctx):
         return _approve(opts, ctx, args)
     if action == "pr" and not opts["--dry"]:
         return _shown_then_done(opts, ctx, args)
+    said = []
+    if action == "merge" and opts["--train"] and not opts["--dry"] and not opts["--json"]:
+        # the order and why, said before the train starts
+        said = (ctx.call("task", dict(args, dry=True)).get("note") or "").splitlines()
+        ctx.say("\n".join(said))
     if action in AS_JOB and ctx.job_identity() is not None:
         result = ctx.call_as_job("task", args)
     else:
@@ -162,8 +181,10 @@ def main(opts, ctx):
         text = board_text.table(result["tasks"])
     elif action == "diff":
         text = board_text.diff(result)
-    elif action == "cleanup":
-        text = result.get("note") or ""
+    elif action == "cleanup" or action == "merge" and opts["--train"]:
+        # the train's lines, without the plan already said (unless its order changed)
+        lines = (result.get("note") or "").splitlines()
+        text = "\n".join(lines[len(said):] if lines[:len(said)] == said else lines)
     else:
         text = board_text.one(result)
     ctx.show(opts, result, text)
