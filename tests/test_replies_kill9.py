@@ -32,6 +32,20 @@ class DiesBeforeSubmitDaemon(DaemonProcess):
             "typist.write_all = write_or_die\n" + RUN_DAEMON)
 
 
+class DiesBeforeTakingOffDaemon(DaemonProcess):
+    """A real daemon that kills itself, once `die-now` is in its home, after a reply was
+    typed and submitted and before it is taken off the book."""
+
+    code = ("import os, signal, sys\n"
+            "from roost.jobs import reply_book\n"
+            "ack = reply_book.ReplyBook.ack\n"
+            "def ack_or_die(self, seq, exact=False, sent=None):\n"
+            "    if os.path.exists(os.path.join(os.environ['ROOST_HOME'], 'die-now')):\n"
+            "        os.kill(os.getpid(), signal.SIGKILL)\n"
+            "    return ack(self, seq, exact, sent)\n"
+            "reply_book.ReplyBook.ack = ack_or_die\n" + RUN_DAEMON)
+
+
 def typed_lines(path):
     if not os.path.exists(path):
         return []
@@ -76,6 +90,28 @@ def test_a_reply_typed_but_not_submitted_by_a_killed_daemon_is_submitted_once_by
         wait_row(daemon, job_id, lambda current: current["queued"] == 0 and waiting(current),
                  what="the book empty and the prompt back")
         assert len(typed_lines(lines)) == 2
+    finally:
+        daemon.stop()
+
+
+def test_a_reply_submitted_by_a_killed_daemon_is_not_typed_again_by_the_next(home, tmp_path):
+    lines = str(tmp_path / "lines.jsonl")
+    dying = DiesBeforeTakingOffDaemon(home).start()
+    job_id = dispatch(dying, agent("counts_lines.py", lines, 1.5), term=TERM)
+    wait_row(dying, job_id, waiting, what="the prompt")
+    assert dying.call("reply", id=job_id, text="first")["delivered"] is True
+    assert dying.call("reply", id=job_id, text="second one") == {"delivered": False, "saved": True}
+    open(os.path.join(home, "die-now"), "w").close()
+    dying.process.wait(30)                 # `second one` submitted, and still on the book
+    os.unlink(os.path.join(home, "die-now"))
+    daemon = DaemonProcess(home).start()
+    try:
+        wait_row(daemon, job_id, lambda current: current["queued"] == 0 and waiting(current),
+                 what="the book empty and the prompt back")
+        assert daemon.call("reply", id=job_id, text="third")["delivered"] is True
+        got = wait_for(lambda: len(typed_lines(lines)) >= 3 and typed_lines(lines), timeout=30,
+                       what="the third reply")
+        assert [entry["line"] for entry in got] == ["first", "second one", "third"]
     finally:
         daemon.stop()
 

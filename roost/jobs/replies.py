@@ -85,11 +85,15 @@ class ReplyDesk:
                                                                    and not terminal.typing)):
             return self._keep(job, text, mode, request_id, who, who_id)
         self._feed_reply(job, text, mode, who, who_id)
-        result = terminal.type_text(text, "steer", still=still)
+        # Its request id is kept once the program has the submit keys: a resend after a
+        # kill in the check that follows is taken as the duplicate it is.
+        result = terminal.type_text(text, "steer", still=still,
+                                    on_submit=lambda: self._kept(replies.remember, request_id, 0))
         if result.get("ready") is False:      # another typing came first: it waits its turn
             self.queue(job, text, mode, request_id)
             return {"delivered": False, "saved": True}
-        replies.remember(request_id, 0)
+        if replies.answer_for(request_id) is None:
+            replies.remember(request_id, 0)   # not submitted: a resend is not typed again either
         self._after_typing(job, result)
         if result["submitted"]:
             return {"delivered": True, "saved": False}
@@ -163,6 +167,13 @@ class ReplyDesk:
                 if item.get("kind") and not terminal.screen.bracketed_paste:
                     text = " ".join(text.split())   # each newline would be an Enter
                 resuming = job.id in self._adopted
+                if resuming and item.get("typed"):
+                    # The daemon before this one wrote it and its submit keys into this very
+                    # program, and died before it took it off the book: it is not typed twice.
+                    self._adopted.discard(job.id)
+                    log.info("job %s: reply %s was submitted before a restart: taken off", job.id, item["seq"])
+                    replies.ack(item["seq"], exact=True)
+                    continue
                 terminal.wait_for(lambda: (resuming and typed_not_submitted(terminal, text))
                                   or ready_for_text(terminal.reading) or job.protocol)
                 self._adopted.discard(job.id)
@@ -175,7 +186,8 @@ class ReplyDesk:
                              "submitting it", job.id, item["seq"])
                     result = terminal.type_text("", "steer", still=lambda: typed_not_submitted(terminal, text))
                 else:
-                    result = terminal.type_text(text, "steer", still=lambda: ready_for_text(terminal.reading))
+                    result = terminal.type_text(text, "steer", still=lambda: ready_for_text(terminal.reading),
+                                                on_submit=lambda: self._kept(replies.mark_typed, item["seq"]))
                 if result.get("ready") is False:
                     continue   # a reply typed at once came first: wait for the screen again
                 if not result["submitted"] and (terminal.closed or terminal.eof.is_set()):
@@ -188,6 +200,15 @@ class ReplyDesk:
         finally:
             if self._typists.get(job.id) is gevent.getcurrent():
                 del self._typists[job.id]
+
+    @staticmethod
+    def _kept(write, *args):
+        """A record of what was typed, written while the typing's check waits: a disk that
+        fails it leaves the reply as it was (typed again after a kill), never unsubmitted."""
+        try:
+            write(*args)
+        except OSError:
+            log.exception("what was typed could not be kept")
 
     def _after_typing(self, job, result):
         # typedOnce is outside the row: change() writes it and emits the row (queued too).

@@ -48,6 +48,11 @@ def apply(data, record):
     if isinstance(cleared, list):
         gone = set(cleared)
         data["pending"] = [kept for kept in data["pending"] if kept["seq"] not in gone]
+    typed = record.get("typed")
+    if isinstance(typed, int):
+        for item in data["pending"]:
+            if item["seq"] == typed:
+                item["typed"] = True
     known = record.get("rid")
     if isinstance(known, list) and len(known) == 2 and known not in data["requestIds"]:
         data["requestIds"].append(known)
@@ -171,6 +176,15 @@ class ReplyBook:
         if request_id is None:
             return
         record = {"rid": [request_id, seq]}
+        apply(self.data, record)
+        self._save(record)
+
+    def mark_typed(self, seq):
+        """Item `seq`'s text and submit keys were written into the job's terminal: a daemon
+        that adopts the job after a kill takes it off rather than typing it again."""
+        if not any(item["seq"] == seq for item in self.data["pending"]):
+            return
+        record = {"typed": seq}
         apply(self.data, record)
         self._save(record)
 

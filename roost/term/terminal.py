@@ -175,19 +175,20 @@ class Terminal:
         self._freeze_if_quiet()
         self._wake()
 
-    def type_text(self, text, mode="followUp", timeout=None, still=None):
+    def type_text(self, text, mode="followUp", timeout=None, still=None, on_submit=None):
         """Types `text` and the submit keys, then checks the text left the input line
         (roost.term.typist); one typing at a time. followUp waits (up to `timeout`
         seconds, None: as long as the job lives) until the screen is judged not working;
         steer types at once. `still`: what must hold once this typing's turn has come
         (the screen waits for text, as it did when the caller looked); when it no
-        longer does, nothing is typed and the result says `ready: False`."""
+        longer does, nothing is typed and the result says `ready: False`. `on_submit`:
+        called once the program took the submit keys (roost.term.typist)."""
         if self._typing is None:
             self._typing = gevent.lock.Semaphore()
         with self._typing:
             if still is not None and not still():
                 return {"submitted": False, "ready": False, "error": "the screen no longer waits for text"}
-            result = typist.type_text(self, text, mode, timeout)
+            result = typist.type_text(self, text, mode, timeout, on_submit)
         if result["submitted"]:
             self._set_reading(self._read.text_given(self.screen.lines()))
         return result

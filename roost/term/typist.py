@@ -46,9 +46,10 @@ def typed_not_submitted(terminal, text):
     return 0 <= row < len(lines) and lines[row].rstrip().endswith(tail)
 
 
-def type_text(terminal, text, mode, timeout):
+def type_text(terminal, text, mode, timeout, on_submit=None):
     """Types `text` and the submit keys into `terminal`, then checks the text left the
-    input line; {submitted, error}. followUp waits (up to `timeout` seconds, None: as
+    input line; {submitted, error}. `on_submit` is called once the program's side took
+    the submit keys, before the check. followUp waits (up to `timeout` seconds, None: as
     long as the job lives) until the screen is not judged working; steer types at once.
     The caller holds the terminal's typing turn."""
     if mode != "steer":
@@ -69,6 +70,8 @@ def type_text(terminal, text, mode, timeout):
         terminal.wait_for(lambda: screen.lines() != before, ECHO_WAIT)
     if not write_all(terminal, terminal.profile.submit.encode("utf-8")):
         return not_submitted("the job is not reading its input")
+    if on_submit is not None:
+        on_submit()       # the program has the keys: what is kept of it must say so now
     if not terminal.wait_for(lambda: left_input_line(before, screen.lines(), screen.cursor, text),
                              terminal.verify_timeout):
         return not_submitted("the text was typed but stayed on the input line")
