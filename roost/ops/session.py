@@ -14,13 +14,16 @@ log = logging.getLogger(__name__)
 
 
 class Session:
-    __slots__ = ("caller", "inside", "job_id", "hello", "attachments", "closed", "_outlet", "_on_close")
+    __slots__ = ("caller", "inside", "peer_pid", "job_id", "hello", "attachments", "closed", "_outlet",
+                 "_on_close")
 
-    def __init__(self, outlet, inside=None):
+    def __init__(self, outlet, inside=None, peer_pid=None):
         """`outlet` is the connection: send_event(event), unsent, closed. `inside`: where
         its process runs when that is inside a job (roost.jobs.origins.Inside), read at
-        accept from the peer's credentials; such a connection is never the person."""
+        accept from the peer's credentials; such a connection is never the person.
+        `peer_pid`: that process (SO_PEERCRED), what it says of itself notwithstanding."""
         self.inside = inside
+        self.peer_pid = peer_pid
         self.caller = PERSON if inside is None else IN_JOB
         self.job_id = None
         self.hello = None            # what the agent said in its hello (protocol, agent, capabilities)

@@ -32,11 +32,13 @@ MAX_SENDERS = 256           # senders in the rate table before the quiet ones ar
 
 def rate_key(sender):
     """What the rate limit counts by: the job (every connection that speaks for it, and
-    every time it speaks again), or for a process roost did not start its process id, so
-    that registering again under a new name starts no new count."""
+    every time it speaks again), or for a process roost did not start its process id as
+    the kernel gives it (SO_PEERCRED), not as it says, so that registering again under a
+    new name or another claimed pid starts no new count."""
     if sender.job is not None:
         return ("job", sender.job.id)
-    return ("process", sender.pid)
+    peer_pid = getattr(sender.session, "peer_pid", None)
+    return ("process", peer_pid or sender.pid)
 
 
 class Messenger:

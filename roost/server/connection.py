@@ -35,11 +35,11 @@ READ_SIZE = 64 * 1024
 class Connection:
     """One client. Its reading greenlet owns the socket; others only call send_event."""
 
-    def __init__(self, server, sock, inside=None):
+    def __init__(self, server, sock, inside=None, peer_pid=None):
         self.server = server
         self.sock = sock
         self.closed = False
-        self.session = Session(self, inside)
+        self.session = Session(self, inside, peer_pid)
         self._raw = sock._sock          # the non-blocking socket under gevent's wrapper
         self._outbox = bytearray()
         self._writer = None

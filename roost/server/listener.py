@@ -69,7 +69,7 @@ class Server:
                 pass
             sock.close()
             return
-        conn = Connection(self, sock, self.place_of(pid))
+        conn = Connection(self, sock, self.place_of(pid), pid)
         self.connections.add(conn)
         gevent.spawn(conn.serve)
 
