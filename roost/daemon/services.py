@@ -2,6 +2,7 @@
 Mercurial's command server builds its own); the ops reach them through `call.services`.
 
     config, keeper, feed -> bus -> jobs -> runner -> links -> replies, reaper
+    jobs, runner, replies -> timelines (each job's flight recorder, wired to them here)
     jobs -> directory -> messenger -> watches (peers) -> board, its actions -> workspaces
     bus -> subscribers (the jobs' row changes and removals wired to them here)
 """
@@ -25,6 +26,7 @@ from roost.jobs.record import now_ms
 from roost.jobs.registry import JobRegistry
 from roost.jobs.replies import ReplyDesk
 from roost.jobs.runner import JobRunner
+from roost.jobs.timeline import Timelines
 from roost.keeper.client import KeeperClient
 from roost.ops.job_args import launch_job
 from roost.peers.directory import PeerDirectory
@@ -65,6 +67,11 @@ class Services:
         self.links = AgentLinks(self.jobs)
         self.replies = ReplyDesk(self.jobs, self.runner, self.links)
         self.reaper = Reaper(self.jobs, self.runner, self.config)
+        self.timelines = Timelines(self.jobs)
+        self.jobs.on_row_change.append(self.timelines.row_changed)
+        self.runner.on_started.append(self.timelines.started)
+        self.runner.on_adopted.append(lambda job: self.timelines.started(job, adopted=True))
+        self.replies.on_typed.append(self.timelines.typed)
         self.directory = PeerDirectory(self.jobs)
         self.messenger = Messenger(self.directory, self.runner, self.replies, self.links, self.bus)
         self.watches = Watches(home, self.jobs, self.directory, self.messenger, self.bus)
@@ -111,3 +118,4 @@ class Services:
         adoption.shut_down(self.runner, keep_workers)
         self.jobs.flush()
         self.bus.flush()
+        self.timelines.flush()

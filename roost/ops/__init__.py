@@ -17,7 +17,8 @@ from roost.ops import callers
 OPS = {}
 QUICK = set()
 
-_MODULES = ("system", "jobs", "terminal", "agents", "feed", "peers", "board", "workspaces", "profiles")
+_MODULES = ("system", "jobs", "terminal", "agents", "feed", "peers", "board", "workspaces", "profiles",
+            "timeline")
 
 
 def op(name, quick=False):
