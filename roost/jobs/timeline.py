@@ -5,7 +5,7 @@ Entries (`at`: ms since the epoch, `kind`, and the kind's own fields):
 
 | kind | when | fields |
 |---|---|---|
-| `state` | the row's state, status, waitingFor, held or error changed | the row's `state`, `status`, `waitingFor`, `summary`, `question`, `held`, `error`; `why`: the rule that decided it (roost.term.reading) or `{"rule": "report"}` for an agent's own report; `screen`: the screen's text then; `answeredBy`: who ended a dialog |
+| `state` | the row's state, status, waitingFor, held or error changed | the row's `state`, `status`, `waitingFor`, `summary`, `question`, `held`, `error`; `why`: the rule that decided it (roost.term.reading) or `{"rule": "report"}` for an agent's own report (`superseded`: the screen was read again before the entry was made); `screen`: the screen's text then; `answeredBy`: who ended a dialog |
 | `typed` | roost typed text into the terminal | `text`, `from` (a reply, or an agent item's kind), `mode`, `submitted`, `error`, `into` (`dialog` when it answered one) |
 | `keys` | a person's named keys (`roost keys`) | `keys`, `into` |
 | `started` / `adopted` | a run began, or a daemon took over a run an earlier one started | `argv`, `pid` |
@@ -70,7 +70,11 @@ class Timelines:
         if job.record.get("reported"):
             why = {"rule": "report"}
         elif terminal is not None and job.running:
-            why = terminal.reading.get("why")
+            reading = terminal.reading
+            # The row is written before listeners hear of it: a reading that moved on
+            # meanwhile is not the one that decided this row.
+            agrees = all(reading.get(key) == after.get(key) for key in ("state", "status", "waitingFor"))
+            why = reading.get("why") if agrees else {"rule": "superseded"}
         else:
             why = {"rule": "run-end"} if after["state"] in ("done", "failed", "stopped") else None
         entry = {key: after.get(key) for key in ("state", "status", "waitingFor", "summary", "question",
