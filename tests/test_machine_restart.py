@@ -4,6 +4,7 @@ env and resumes its own conversation (its own session id, never another job's); 
 launch with `restart: "always"` is started again with its own argv; the others fail
 with "the machine restarted". Real daemon, keeper, ptys and processes."""
 
+import json
 import os
 import signal
 
@@ -87,3 +88,13 @@ def test_auto_resume_off_fails_them_instead(daemon, tmp_path):
     ended = wait_row(daemon, job_id, lambda current: current["state"] == "failed", what="the job failed")
     assert ended["error"] == "the machine restarted"
     assert "resumed session" not in output(daemon.home, job_id)
+
+
+def test_roost_run_takes_restart_always(daemon, tmp_path):
+    shown = daemon.cli("run", "--restart=always", "--json", *agent("prompt_echo.py", "0.1"),
+                       env={"PWD": str(tmp_path)})
+    assert shown.returncode == 0, shown.stderr
+    job_id = json.loads(shown.stdout)["id"]
+    assert job_record(daemon.home, job_id)["launch"]["restart"] == "always"
+    refused = daemon.cli("run", "--restart=sometimes", *agent("prompt_echo.py"))
+    assert refused.returncode == 1 and b"restart" in refused.stderr

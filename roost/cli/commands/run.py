@@ -3,14 +3,16 @@ With --profile the words are the agent's task; after `--` they are a command tha
 replaces the profile's. The job gets this environment and runs here unless --cwd says.
 
 Usage:
-  roost run [--name=NAME] [--cwd=DIR] [--profile=PROFILE] [--json] [--] <command>...
-  roost run --profile=PROFILE [--name=NAME] [--cwd=DIR] [--json]
+  roost run [--name=NAME] [--cwd=DIR] [--profile=PROFILE] [--restart=WHEN] [--json] [--] <command>...
+  roost run --profile=PROFILE [--name=NAME] [--cwd=DIR] [--restart=WHEN] [--json]
   roost run --help
 
 Options:
   --name=NAME        the job's name (default: its command, or the profile's name)
   --cwd=DIR          where it runs (default: the current directory)
   --profile=PROFILE  an agent profile of roost.json ("agentProfiles")
+  --restart=WHEN     `always`: started again with its own argv after the machine
+                     restarts (a dev server, a watcher)
   --json             print the op's result as JSON
 """
 
@@ -31,7 +33,7 @@ def adjust_argv(argv):
             return argv
         if not word.startswith("-") or word == "-":
             return argv[:index] + ["--"] + argv[index:]
-        index += 2 if word in ("--name", "--cwd") else 1
+        index += 2 if word in ("--name", "--cwd", "--restart") else 1
     return argv
 
 # This terminal's own description: the job runs on a pty of roost's, of its own size.
@@ -68,6 +70,8 @@ def dispatch_args(opts, ctx, command):
         del environ[name]
     args = {"kind": "shell", "cwd": cwd, "command": [], "env": environ,
             "name": opts["--name"] or "", "sessionFile": "", "origin": "dispatch"}
+    if opts.get("--restart"):      # `roost run`'s (a spawn's child lives with its parent)
+        args["restart"] = opts["--restart"]
     profile = opts["--profile"]
     if profile:
         args["profile"] = profile
