@@ -89,7 +89,7 @@ def measure():
     os.makedirs(home, mode=0o700)
     with open(os.path.join(home, "roost.json"), "w") as handle:
         json.dump({"agentProfiles": {"keeps": {"command": PROMPT, "resume": PROMPT, "task": "type",
-                                               "term": {"settleMs": 200, "waiting": "ready> $"}}}}, handle)
+                                               "term": {"settleMs": 200, "waiting": "^ready>"}}}}, handle)
     log = open(os.path.join(base, "daemon.err"), "wb")
     daemon = None
     try:
