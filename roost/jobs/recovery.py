@@ -8,7 +8,8 @@ profile, row history and reply book are its record's):
 - a resumable one (its profile has `resume`) is started with its resume argv, which for
   an agent that takes a session id names the job's own (`{sessionId}`, given at launch:
   Claude Code's `--session-id`, then `--resume`), never another job's;
-- the others end `failed` with "the machine restarted", their last screen kept.
+- the others end `failed` with "the machine restarted" (one that had said it was
+  `done` stays done), their last screen kept.
 
 `autoResume: false` in roost.json, or in the job's profile, turns the resuming off.
 """
@@ -82,7 +83,9 @@ def recover(runner, jobs):
     for job in jobs:
         how = _how(job, config)
         if how is None:
-            runner.registry.move(job, "ended", state="failed", pid=None, endedAt=now_ms(), status=None,
+            # One that had said it was done stays done; the others failed with the machine.
+            state = "done" if job.state == "done" else "failed"
+            runner.registry.move(job, "ended", state=state, pid=None, endedAt=now_ms(), status=None,
                                  waitingFor=None, error=MACHINE_RESTARTED)
             counts["failed"] += 1
             continue
@@ -105,8 +108,8 @@ def _how(job, config):
     launch = job.launch
     if launch.get("restart") == "always":
         return launch.get("argv")
-    if not launch.get("resumable") or not launch.get("resumeCommand"):
-        return None
+    if not job.live or not launch.get("resumable") or not launch.get("resumeCommand"):
+        return None          # only what was at work or waiting is resumed
     if config.get("autoResume") is False:
         return None
     try:
