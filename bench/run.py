@@ -21,6 +21,7 @@ SUITES = [
     ("startup", "CLI start-up"),
     ("jobs", "Jobs: idle cost, spawn, ping under load"),
     ("terminal", "A job's terminal: throughput and loop pauses"),
+    ("reboot", "A machine that restarts: 200 jobs resumed after a power cut"),
     ("replies", "Replies: `roost reply` to the agent's on_reply"),
     ("events", "The feed and the peers: pushes to 1000 subscribers, `send` to 500 agents"),
     ("git", "Git for the task board: worktree add and land against plain git"),

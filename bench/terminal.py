@@ -6,7 +6,11 @@ pauses while one job floods.
 - loop pauses: a 1 ms gevent timer ticks while one job prints as fast as it can; the
   longest gap between ticks is how long one job held the loop; then the same with 20
   jobs flooding at once (how long a request on another connection could wait). Each is
-  measured ROUNDS times (the machine is shared: one run says little).
+  measured ROUNDS times (the machine is shared: one run says little);
+- the flight recorder (roost.jobs.timeline, issue 19): what one state change costs (its
+  entry built with the 40x120 screen's text, encoded and appended, rotations included),
+  and the same flood with the recorder listening to every reading the screen gives, as
+  the daemon's registry does (a reading that changes no state is looked at and dropped).
 
 As in the daemon, the hub's threadpool is started first (the daemon's state files'
 fsyncs start it; its first use costs ~10 ms once, not what a flood costs) and the
@@ -31,6 +35,8 @@ sys.path.insert(0, ROOT)
 
 import gevent  # noqa: E402
 
+from roost.jobs.registry import JobRegistry  # noqa: E402
+from roost.jobs.timeline import Timelines  # noqa: E402
 from roost.term.terminal import Terminal  # noqa: E402
 
 SIZE = 48 * 1024 * 1024
@@ -89,13 +95,15 @@ def _carry(carried):
     return os.pipe2(os.O_CLOEXEC) if carried else None
 
 
-def cat_through_terminal(source, directory, peek_every=None, carried=True):
+def cat_through_terminal(source, directory, peek_every=None, carried=True, recorded=None):
     """`peek_every` seconds, the screen is read as `roost peek` reads it. `carried`: the
-    output goes through a carry pipe."""
+    output goes through a carry pipe. `recorded`: a _Recorder that hears each reading."""
     job_dir = tempfile.mkdtemp(dir=directory)
     process, master = _spawn(["cat", source])
     terminal = Terminal("bench", master, job_dir, term={"settleMs": 200},
                         log_limit=8 * 1024 * 1024, carry=_carry(carried))
+    if recorded is not None:
+        recorded.watch(terminal)
     started = time.perf_counter()
     terminal.start()
     peeker = gevent.spawn(_peek_until_eof, terminal, peek_every) if peek_every else None
@@ -107,6 +115,63 @@ def cat_through_terminal(source, directory, peek_every=None, carried=True):
     terminal.close()
     logged = sum(os.path.getsize(os.path.join(job_dir, name)) for name in os.listdir(job_dir))
     return elapsed, logged, terminal.text(last=1)
+
+
+class _Recorder:
+    """A real registry's job with the timeline listening, fed each reading as the runner
+    would make it a row change."""
+
+    def __init__(self, directory):
+        home = tempfile.mkdtemp(dir=directory)
+        os.makedirs(os.path.join(home, "jobs"))
+        self.registry = JobRegistry(home, bus=None)
+        self.job = self.registry.create({"name": "bench"}, {"argv": ["cat"]})
+        self.timelines = Timelines(self.registry)
+        self.row = self.job.row()
+        self.calls = 0
+
+    def watch(self, terminal):
+        self.job.terminal = terminal
+        terminal.on_change = self.reading
+
+    def reading(self, reading):
+        before, self.row = self.row, dict(self.row, **{key: reading.get(key) for key in
+                                                      ("state", "status", "waitingFor", "summary")})
+        self.calls += 1
+        self.timelines.row_changed(self.row, before)
+
+
+def timeline_per_state_change(directory, changes=3000):
+    """Microseconds one state change costs the recorder, writing included."""
+    process, master = _spawn(["python3", "-c", "for i in range(40): print('line %d ' % i + 'x' * 100)"])
+    recorder = _Recorder(directory)
+    terminal = Terminal("states", master, recorder.job.job_dir, term={"settleMs": 200})
+    terminal.start()
+    terminal.eof.wait()
+    process.wait()
+    recorder.job.terminal = terminal
+    states = [{"state": "working", "status": "busy", "waitingFor": None},
+              {"state": "blocked", "status": "waiting", "waitingFor": "question"}]
+    started = time.perf_counter()
+    for number in range(changes):
+        recorder.reading(states[number % 2])
+    recorder.timelines.flush()
+    elapsed = time.perf_counter() - started
+    kept = sum(os.path.getsize(os.path.join(recorder.job.job_dir, name))
+               for name in os.listdir(recorder.job.job_dir) if name.startswith("timeline"))
+    terminal.close()
+    return {"us_per_change": elapsed / changes * 1e6, "kept_bytes": kept}
+
+
+def timeline_in_a_flood(source, directory):
+    """The flood with the recorder listening, against the same flood without it."""
+    # Interleaved, the best of each: on a shared machine a run says little alone.
+    bare, timed, recorders = [], [], []
+    for _ in range(ROUNDS):
+        bare.append(cat_through_terminal(source, directory)[0])
+        recorders.append(_Recorder(directory))
+        timed.append(cat_through_terminal(source, directory, recorded=recorders[-1])[0])
+    return {"bare_seconds": min(bare), "recorded_seconds": min(timed), "readings": recorders[0].calls}
 
 
 def _peek_until_eof(terminal, every):
@@ -192,7 +257,18 @@ def measure():
         pauses = [loop_pauses(source, directory) for _ in range(ROUNDS)]
         peeked = [loop_pauses(source, directory, PEEK_EVERY) for _ in range(ROUNDS)]
         many = [loop_pauses_many(source, directory) for _ in range(ROUNDS)]
+        per_change = timeline_per_state_change(directory)
+        flood = timeline_in_a_flood(source, directory)
+        mib = size / 2**20
         return {
+            "timeline_us_per_state_change": per_change["us_per_change"],
+            "timeline_kept_bytes": per_change["kept_bytes"],
+            "timeline_readings_per_mib": flood["readings"] / mib,
+            "timeline_flood_mb_s": size / flood["recorded_seconds"] / 1e6,
+            "timeline_bare_flood_mb_s": size / flood["bare_seconds"] / 1e6,
+            # What the recorder's work per MiB is of the time the terminal takes per MiB.
+            "timeline_share_per_mib": (flood["readings"] / mib * per_change["us_per_change"] / 1e6)
+            / (terminal_seconds / mib),
             "bytes": size,
             "cat_to_file_mb_s": size / file_seconds / 1e6,
             "terminal_mb_s": size / terminal_seconds / 1e6,
@@ -240,6 +316,14 @@ def report(figures):
         f"| 20 jobs flooding at once (5 MiB each): total | {spread('twenty_floods_total_mb_s', 0)} MB/s |",
         f"| ... the loop's gaps: p50 / p99 / longest | {spread('twenty_floods_p50_gap_ms')} / "
         f"{spread('twenty_floods_p99_gap_ms')} / {spread('twenty_floods_max_gap_ms')} ms |",
+        f"| the timeline: one state change (entry with the 40x120 screen, encoded, appended; "
+        f"rotation at 512 KiB) | {figures['timeline_us_per_state_change']:.0f} us "
+        f"({figures['timeline_kept_bytes'] / 1024:.0f} KiB kept of 3000) |",
+        f"| ... readings it hears per MiB of a flood / their cost at that price, of the terminal's "
+        f"time per MiB (aim < 2%) | {figures['timeline_readings_per_mib']:.2f} / "
+        f"{figures['timeline_share_per_mib'] * 100:.3f}% |",
+        f"| ... the flood with the timeline listening / without (best of {ROUNDS} interleaved runs each) | "
+        f"{figures['timeline_flood_mb_s']:.0f} / {figures['timeline_bare_flood_mb_s']:.0f} MB/s |",
     ])
 
 

@@ -10,7 +10,7 @@ import subprocess
 import stat
 
 from conftest import AGENTS, PYTHON, ROOT, wait_for
-from jobkit import row, wait_row, write_config
+from jobkit import job_record, row, wait_row, write_config
 
 RECORDED = os.path.join(ROOT, "tests", "fixtures", "agents")
 CLAUDE = os.path.join(RECORDED, "claude-code", "2.1.197")
@@ -60,8 +60,12 @@ def test_run_with_a_built_in_profile_needs_no_roost_json(daemon, tmp_path):
     # The task goes in claude's argv; the trust dialog comes first and reads as one.
     wait_for(lambda: claude.events(), what="the stand-in to start")
     # Before the task: roost's MCP server for Claude Code, and its tools allowed.
-    mcp_config, allowed, task = claude.events()[0]["argv"]
+    mcp_config, allowed, session_flag, session, task = claude.events()[0]["argv"]
     assert task == "fix the test" and allowed.startswith("--allowedTools=mcp__roost__roost_peers,")
+    # Its own conversation id (issue 19), the one its resume names.
+    launch = job_record(daemon.home, job_id)["launch"]
+    assert (session_flag, session) == ("--session-id", launch["sessionId"])
+    assert launch["resumeCommand"][-2:] == ["--resume", session]
     server = json.loads(mcp_config.removeprefix("--mcp-config="))["mcpServers"]["roost"]
     assert server["args"][-1] == "mcp"
     ran = subprocess.run([server["command"], *server["args"][:-1], "--version"], capture_output=True, timeout=30,
@@ -109,7 +113,7 @@ def test_profiles_lists_the_built_in_ones_and_roost_jsons(daemon):
     assert os.path.isfile(extension) and extension.endswith(os.path.join("pi", "roost.ts"))
     assert os.path.isfile(os.path.join(os.path.dirname(extension), "..", "src", "roost-agent.ts"))
     text = daemon.cli("profiles").stdout.decode()
-    assert "claude  claude [roost mcp] (task argv; recorded on 2.1.197)" in text and "from built-in" in text
+    assert "claude  claude [roost mcp] --session-id {sessionId} (task argv; recorded on 2.1.197)" in text and "from built-in" in text
 
 
 def test_doctor_says_which_agents_are_found_and_tested_at_their_version(daemon, tmp_path):

@@ -156,7 +156,9 @@ def test_pi_reports_its_state_and_takes_replies(daemon, tmp_path, model):
     assert set(row["capabilities"]) >= {"report", "replies", "steer"}
     row = job.wait_row(lambda row: row["state"] == "blocked" and row["summary"] == "ECHO: the first task",
                        "pi waiting after its answer", timeout=60)
-    assert row["waitingFor"] is None and row["model"] == "fake/fake-model"
+    # One vocabulary (issue 19): after an answer that asks nothing, pi waits for the user's
+    # text as the screen-read agents do.
+    assert row["waitingFor"] == "question" and row["question"] is None and row["model"] == "fake/fake-model"
     assert row.get("queued", 0) == 0
     assert user_texts(model)[0].strip() == "delay=3 echo: the first task"
     # pi's own screen, as it drew it on the job's terminal, is there to see (and to attach to).

@@ -204,7 +204,9 @@ def test_a_question_with_choices_is_read_with_the_profile(jobs):
     job = jobs(agent("asks_question.py"), term=term)
     reading = job.wait_status("waiting")
     assert reading == {"state": "blocked", "status": "waiting", "waitingFor": "first-prompt",
-                       "summary": "Choose [1-3]:"}
+                       "summary": "Choose [1-3]:",
+                       "why": {"rule": "waiting", "pattern": term["waiting"], "line": "Choose [1-3]:",
+                               "typed": False}}
     # The quiet planning phase (longer than settleMs) was read as work, never as a wait.
     assert ("working", "busy", None) in job.states()
     assert all(state[1] in ("busy", "waiting") for state in job.states())
@@ -218,7 +220,8 @@ def test_a_question_with_choices_is_read_with_the_profile(jobs):
 def test_a_screen_neither_pattern_matches_is_reported_as_unknown(jobs):
     term = {"settleMs": 150, "waiting": r"NEVER SHOWN", "working": r"NOR THIS"}
     job = jobs(agent("asks_question.py"), term=term)
-    unknown = {"state": "blocked", "status": None, "waitingFor": None, "summary": "Choose [1-3]:"}
+    unknown = {"state": "blocked", "status": None, "waitingFor": None, "summary": "Choose [1-3]:",
+               "why": {"rule": "none", "typed": False}}
     gwait(lambda: job.terminal.reading == unknown, what="the screen to settle")
     assert all(change["status"] != "waiting" for change in job.changes)
 
@@ -231,7 +234,9 @@ def test_a_working_pattern_keeps_a_quiet_screen_working(jobs):
     gwait(lambda: job.terminal.text().endswith("working...") and job.terminal.judged,
           what="the quiet work phase to be judged")
     assert job.terminal.reading == {"state": "working", "status": "busy", "waitingFor": None,
-                                    "summary": "working..."}
+                                    "summary": "working...",
+                                    "why": {"rule": "working", "pattern": WORKING, "line": "working...",
+                                            "typed": True}}
 
 
 def test_terminal_queries_are_answered_while_nobody_is_attached(jobs):

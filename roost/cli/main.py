@@ -22,6 +22,8 @@ COMMANDS = {
     "notify": ("notify", "notifications: `test` sends one to each sink"),
     "attach": ("attach", "join a job's live terminal (detach with Ctrl-q)"),
     "peek": ("peek", "print a job's screen without attaching"),
+    "timeline": ("timeline", "a job's flight recorder: its states and why, what was typed, its runs"),
+    "explain": ("explain", "why a job's row says what it says now"),
     "reply": ("reply", "send a job a reply (typed, or delivered to a protocol agent)"),
     "keys": ("keys", "press keys in a job's terminal (Down, Enter, C-c: to answer a dialog)"),
     "events": ("events", "what happened across the jobs (-f follows it live)"),

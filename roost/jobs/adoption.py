@@ -1,6 +1,7 @@
 """The jobs a daemon finds and leaves: at its start it adopts every job the keeper holds
 (pid unchanged, a new Terminal on its pty, output written meanwhile read from it) and
-settles the rest from exit.json; when it leaves, the jobs go on for the next daemon
+settles the rest from exit.json (or, when the machine restarted, brings them back:
+roost.jobs.recovery); when it leaves, the jobs go on for the next daemon
 (keepWorkers) or are stopped, every one."""
 
 import logging
@@ -11,6 +12,7 @@ import gevent
 import gevent.event
 
 from roost import store
+from roost.jobs import recovery
 from roost.jobs.record import end_state, now_ms
 from roost.jobs.run_end import DRAIN_WAIT_S, recorded_exit
 
@@ -52,9 +54,23 @@ def adopt(runner):
         else:
             runner.announce_started(job, adopted=True)   # what waits on its book is typed now too
         log.info("job %s adopted: pid %s%s", job.id, info.get("pid"), " (exited meanwhile)" if exited else "")
-    for job in registry.all():
-        if job.running and job.id not in adopted:
-            _settle_unheld(runner, job)
+    unheld = [job for job in registry.all() if job.running and job.id not in adopted]
+    unheld = [job for job in unheld if not _ended_on_record(runner, job)]
+    if recovery.restarted(runner, unheld):
+        recovery.recover(runner, unheld)     # the machine restarted: each comes back or fails
+        return
+    for job in unheld:
+        _settle_unheld(runner, job)
+
+
+def _ended_on_record(runner, job):
+    """The keeper saw it end (exit.json): its end is settled from that."""
+    recorded = recorded_exit(runner.registry.job_dir(job), job.record.get("pid"))
+    if not recorded:
+        return False
+    job.run.exit = recorded
+    runner.ends.finish(job)
+    return True
 
 
 def _end_unclaimed(runner, info, pty):
@@ -91,13 +107,8 @@ def _remove_unclaimed(runner, job_id):
 
 
 def _settle_unheld(runner, job):
-    """A job on record as running that the keeper does not hold: it ended and was
-    released, or the keeper itself is new (the machine restarted)."""
-    recorded = recorded_exit(runner.registry.job_dir(job), job.record.get("pid"))
-    if recorded:
-        job.run.exit = recorded
-        runner.ends.finish(job)
-        return
+    """A job on record as running that the keeper does not hold and whose end it never
+    recorded: it ended while roost was away."""
     runner.registry.move(job, "ended", state=end_state(False, None, job.state), pid=None,
                          endedAt=now_ms(), status=None, waitingFor=None,
                          error=ENDED_AWAY)

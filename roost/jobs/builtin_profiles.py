@@ -12,6 +12,9 @@ extension): it is expanded when the program is started, so a job started again a
 an upgrade gets the new release's file, not the removed copy of the old one's. So is
 `{roost-mcp:claude}` (and `:codex`): the words that give the agent roost's MCP server
 (roost.mcp_config), so Claude Code and Codex have roost's tools with no glue.
+`{sessionId}` in a command and its resume is the job's own conversation id, drawn once
+at dispatch (roost.jobs.recovery): Claude Code starts with `--session-id` and resumes
+with `--resume` that id, never the latest conversation of the folder (another job's).
 """
 
 import json

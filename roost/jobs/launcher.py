@@ -11,7 +11,7 @@ import gevent.event
 from roost import args as read
 from roost.errors import RoostError, bad_request
 from roost.jobs import launch as launching
-from roost.jobs import builtin_profiles, profiles
+from roost.jobs import builtin_profiles, profiles, recovery
 from roost.term.screen.screen import MAX_SIZE
 
 TASK_LIMIT = 200
@@ -72,6 +72,10 @@ def read_dispatch(args, config):
     else:
         # A command's task is typed once it first waits for text, unless its argv has it.
         type_task = None if launch["taskInArgv"] else task
+    restart = read.choice(args, "restart", ("always", "never"), default=None)
+    if restart:
+        launch["restart"] = restart      # "always": started again after the machine restarts
+    recovery.give_session_id(launch)
     if launch["protocol"] is None:
         launch["protocol"] = False
     if launch["person"] is None:

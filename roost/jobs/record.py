@@ -55,8 +55,9 @@ _ROW_OPTIONAL = ("usage", "parentSession", "rootSession", "parentOpen", "agent",
                  "person")
 # roost's own optional fields, shown only while they hold a value: `unreadSince`, since
 # when a terminal agent's screen has matched none of its profile's patterns, once that
-# has lasted (roost.jobs.unread).
-_ROW_WHILE_SET = ("unreadSince",)
+# has lasted (roost.jobs.unread); `held`, while a person attached to a terminal agent has
+# typed a line not yet submitted and roost types nothing there (roost.term.drafts).
+_ROW_WHILE_SET = ("unreadSince", "held")
 
 ROW_FIELDS = frozenset(_ROW_DEFAULTS) | frozenset(_ROW_OPTIONAL) | frozenset(_ROW_WHILE_SET) | {"queued"}
 

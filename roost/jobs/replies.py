@@ -9,7 +9,9 @@ text (never into a dialog, never into a screen it cannot read: roost.term.readin
 takes it off the book only after typing it (a crash in between types it again: spec
 "Request ids"). A steer, a followUp to an agent that waits with nothing queued before
 it, and the user's own answer to a dialog are typed at once and answered with whether
-they were submitted.
+they were submitted. Nothing is typed while a person attached to the job has typed a
+line not yet submitted (roost.term.drafts): what would be typed at once waits on the
+book instead, and the typist waits for the line to be submitted, cleared or left.
 
 A protocol agent takes its replies over the protocol, never typed: they wait in the
 same book for its connection (roost.jobs.agent_links).
@@ -39,6 +41,7 @@ class ReplyDesk:
         self._typists = {}          # job id -> the greenlet typing its queued replies
         self._typed = {}            # job id -> an Event set when its typist took an item off
         self._adopted = set()       # job ids whose first item a daemon before this one may have typed
+        self.on_typed = []          # fn(job, text, source, mode, result, into) after each typing
 
     def reply(self, job, text, mode, request_id, who=None, who_id=None):
         """The `reply` op for one job; the answer per the spec's reply result. `who`,
@@ -81,8 +84,9 @@ class ReplyDesk:
         still = None
         if mode != "steer":
             still = (lambda: shows_dialog(terminal.reading)) if dialog else (lambda: self._free(job, terminal))
-        if terminal is None or not (mode == "steer" or dialog or (self._free(job, terminal)
-                                                                   and not terminal.typing)):
+        if terminal is None or terminal.held or not (mode == "steer" or dialog or (self._free(job, terminal)
+                                                                                   and not terminal.typing)):
+            # An attached person's unsubmitted line holds everything (issue 19): it waits.
             return self._keep(job, text, mode, request_id, who, who_id)
         self._feed_reply(job, text, mode, who, who_id)
         # Its request id is kept once the program has the submit keys: a resend after a
@@ -94,7 +98,7 @@ class ReplyDesk:
             return {"delivered": False, "saved": True}
         if replies.answer_for(request_id) is None:
             replies.remember(request_id, 0)   # not submitted: a resend is not typed again either
-        self._after_typing(job, result)
+        self._after_typing(job, result, text, "reply", mode, "dialog" if dialog else None)
         if result["submitted"]:
             return {"delivered": True, "saved": False}
         return {"delivered": False, "saved": False, "error": result["error"]}
@@ -174,8 +178,9 @@ class ReplyDesk:
                     log.info("job %s: reply %s was submitted before a restart: taken off", job.id, item["seq"])
                     replies.ack(item["seq"], exact=True)
                     continue
-                terminal.wait_for(lambda: (resuming and typed_not_submitted(terminal, text))
-                                  or ready_for_text(terminal.reading) or job.protocol)
+                terminal.wait_for(lambda: not terminal.held and (
+                    (resuming and typed_not_submitted(terminal, text))
+                    or ready_for_text(terminal.reading) or job.protocol))
                 self._adopted.discard(job.id)
                 if job.terminal is not terminal or terminal.closed or terminal.eof.is_set() or job.protocol:
                     return
@@ -196,7 +201,7 @@ class ReplyDesk:
                 typed = self._typed.pop(job.id, None)
                 if typed is not None:
                     typed.set()
-                self._after_typing(job, result)
+                self._after_typing(job, result, text, item.get("kind") or "reply", item.get("mode"))
         finally:
             if self._typists.get(job.id) is gevent.getcurrent():
                 del self._typists[job.id]
@@ -210,7 +215,12 @@ class ReplyDesk:
         except OSError:
             log.exception("what was typed could not be kept")
 
-    def _after_typing(self, job, result):
+    def _after_typing(self, job, result, text, source, mode, into=None):
+        for hook in list(self.on_typed):
+            try:
+                hook(job, text, source, mode, result, into)
+            except Exception:
+                log.exception("job %s: a typing hook failed", job.id)
         # typedOnce is outside the row: change() writes it and emits the row (queued too).
         fields = {"typedOnce": True}
         if result["submitted"]:

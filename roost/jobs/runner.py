@@ -17,6 +17,7 @@ from roost.jobs.record import END_STATES, LIVE_STATES, now_ms
 from roost.jobs.run_end import MAX_QUICK_DEATHS, QUICK_DEATH_MS, RunEnds, recorded_exit
 from roost.jobs.unread import UnreadWatch
 from roost.keeper.client import KeeperError, KeeperRefused
+from roost.term.drafts import HELD_TEXT
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +128,9 @@ class JobRunner:
                             rows=job.launch.get("rows") or 40, cols=job.launch.get("cols") or 120,
                             typed=typed, carry=pty.carry)
         hooks = _TerminalHooks(self, job, terminal)
-        terminal.on_change, terminal.on_eof = hooks.changed, hooks.drained
+        terminal.on_change, terminal.on_eof, terminal.on_held = hooks.changed, hooks.drained, hooks.held
+        if job.record.get("held"):
+            self.registry.change(job, held=None, lasting=False)   # a draft of a terminal now gone
         job.terminal = terminal
         job.finisher = None
         terminal.start()
@@ -149,6 +152,11 @@ class JobRunner:
         lasting = state != job.state or any(record.get(key) != value
                                             for key, value in fields.items() if key != "summary")
         self.registry.change(job, state=state if state in LIVE_STATES else None, lasting=lasting, **fields)
+
+    def _apply_held(self, job, terminal, held):
+        """The row says so while an attached person's draft holds roost's typing (issue 19)."""
+        if job.terminal is terminal:
+            self.registry.change(job, held=HELD_TEXT if terminal.held else None, lasting=False)
 
     # -- stopping -------------------------------------------------------------
     def stop(self, job, reaping=False):
@@ -223,6 +231,9 @@ class _TerminalHooks:
 
     def changed(self, reading):
         gevent.spawn(self.runner._apply_reading, self.job, self.terminal, reading)
+
+    def held(self, held):
+        gevent.spawn(self.runner._apply_held, self.job, self.terminal, held)
 
     def drained(self):
         if self.job.run.exit is not None:

@@ -83,6 +83,11 @@ class KeeperClient:
     def connected(self):
         return self.sock is not None
 
+    @property
+    def started_here(self):
+        """The keeper served is one this daemon started (none answered before it)."""
+        return self._process is not None
+
     def ensure(self):
         """Connected to a keeper, starting one when none answers."""
         with self._connect_lock:

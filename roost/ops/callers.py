@@ -86,6 +86,9 @@ REFUSED = {
     # (it runs each agent's version command: a person's).
     "profiles": _ANYONE,
     "doctor": _PERSON_ONLY,
+    # roost's own: a job's flight recorder and why its row says what it says (issue 19).
+    "timeline": {SESSION: "unsupported", UNREGISTERED: "unsupported"},
+    "explain": {SESSION: "unsupported", UNREGISTERED: "unsupported"},
 }
 
 # Ops with actions (`task {action}`): each action's own rule, after the op's. An action

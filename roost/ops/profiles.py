@@ -3,7 +3,7 @@ where each comes from) and `doctor` (is each profile's agent there, at a version
 profile was checked on: roost.jobs.doctor)."""
 
 from roost.errors import bad_request
-from roost.jobs import doctor
+from roost.jobs import doctor, screen_drift
 from roost.jobs import profiles as agent_profiles
 from roost.ops import args as read
 from roost.ops import op
@@ -18,7 +18,11 @@ def profiles(call):
 @op("doctor")
 def check(call):
     """`env` and `cwd`: the environment and folder a job would be given (the CLI's own),
-    so each agent is looked for where `roost run` would look for it."""
+    so each agent is looked for where `roost run` would look for it. `screens`: instead,
+    every job's recorded screens judged by its profile as it is now (roost.jobs.screen_drift)."""
+    if read.flag(call.args, "screens"):
+        call.services.timelines.flush()
+        return screen_drift.drift(call.services.jobs.all(), call.services.config.current())
     env = read.mapping(call.args, "env", default={})
     if not all(isinstance(value, str) for value in env.values()):
         raise bad_request("env values must be strings")

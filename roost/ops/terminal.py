@@ -20,6 +20,7 @@ from roost.ops import args as read
 from roost.ops import op
 from roost.term.keys import UnknownKey
 from roost.term.output_log import read_tail
+from roost.term.reading import shows_dialog
 from roost.term.screen.screen import MAX_SIZE, Screen
 
 log = logging.getLogger(__name__)
@@ -189,10 +190,12 @@ def send_keys(call):
     terminal = job.terminal
     if not _live(terminal):
         raise RoostError("unsupported", f"job {job.id} has no live terminal (it has ended)")
+    into = "dialog" if shows_dialog(terminal.reading) else None
     try:
         taken = terminal.send_keys(names)
     except UnknownKey as error:
         raise bad_request(str(error))
+    call.services.timelines.keys(job, names, into=into)
     return {"id": job.id, "taken": taken}
 
 

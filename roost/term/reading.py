@@ -9,7 +9,11 @@ after the question (or after the dialog's match) are its options (each its `choi
 group, else its `label` group, else all it matched; a `key` group may say what picks
 it); `typeTask`: kept for whoever types the first task. A reading is what the screen
 says about the job, in the JobRow's words: {state, status, waitingFor, summary}, and
-for a dialog its `question` and `choices`.
+for a dialog its `question` and `choices`; and `why`, the rule that decided it (issue 19:
+`roost explain`, the timeline): {rule, pattern, line} where rule is the pattern that
+matched (`working`, `dialog`, `waiting`), `none` (none did), `quiet` (a profile with no
+`waiting` pattern takes quiet for waiting), `changed` (output came since the screen was
+judged) or `typed` (roost submitted text: at work until judged again).
 
 roost types the task and queued replies only into a screen that reads as waiting for
 text (`ready_for_text`): never into a dialog (typing there can approve what the user
@@ -37,8 +41,23 @@ MAX_CHOICE = 200
 DEFAULT_CHOICES = r"^[^\w\n]{0,4}(?P<choice>\d{1,2}[.)] [^\n]{1,200}?)\s*$"
 
 
-def working_reading(summary=None):
-    return {"state": "working", "status": "busy", "waitingFor": None, "summary": summary}
+def working_reading(summary=None, why=None):
+    return {"state": "working", "status": "busy", "waitingFor": None, "summary": summary,
+            "why": why or {"rule": "changed"}}
+
+
+def _why(rule, found=None, pattern=None, text="", typed=None):
+    """The rule that decided a reading, with the screen line its pattern matched."""
+    why = {"rule": rule}
+    if pattern is not None:
+        why["pattern"] = pattern.pattern
+    if found is not None:
+        start = text.rfind("\n", 0, found.start()) + 1
+        end = text.find("\n", found.start())
+        why["line"] = text[start:end if end >= 0 else len(text)].strip()[:MAX_SUMMARY]
+    if typed is not None:
+        why["typed"] = typed
+    return why
 
 
 def _pattern(value, name, linear=False):
@@ -83,16 +102,22 @@ class TermProfile:
         """
         text = "\n".join(lines)
         summary = last_line(lines)
-        if self.working is not None and self.working.search(text):
-            return working_reading(summary)
+        found = self.working.search(text) if self.working is not None else None
+        if found is not None:
+            return working_reading(summary, _why("working", found, self.working, text, typed))
         if self.dialog is not None:
             found = self.dialog.search(text)
             if found is not None:
-                return self._dialog_reading(text, found, summary)
-        if self.waiting is None or self.waiting.search(text):
+                reading = self._dialog_reading(text, found, summary)
+                reading["why"] = _why("dialog", found, self.dialog, text, typed)
+                return reading
+        found = self.waiting.search(text) if self.waiting is not None else None
+        if self.waiting is None or found is not None:
+            why = _why("waiting", found, self.waiting, text, typed) if found else _why("quiet", typed=typed)
             return {"state": "blocked", "status": "waiting",
-                    "waitingFor": "question" if typed else "first-prompt", "summary": summary}
-        return {"state": "blocked", "status": None, "waitingFor": None, "summary": summary}
+                    "waitingFor": "question" if typed else "first-prompt", "summary": summary, "why": why}
+        return {"state": "blocked", "status": None, "waitingFor": None, "summary": summary,
+                "why": _why("none", typed=typed)}
 
     def _dialog_reading(self, text, found, summary):
         """The dialog's question (the last match of `question`, else the `dialog`
@@ -167,23 +192,25 @@ class ScreenReading:
             if now - self.summary_at < SUMMARY_EVERY:
                 return None
             self.summary_at = now
-            return working_reading(last_line(lines_of()))
+            return working_reading(last_line(lines_of()), reading.get("why"))
         working = self.profile.working
         if working is not None and now - self.checked_at < CHECK_EVERY:
             return None
         self.checked_at = now
         lines = lines_of()
-        if working is not None and not working.search("\n".join(lines)):
+        text = "\n".join(lines)
+        found = working.search(text) if working is not None else None
+        if working is not None and found is None:
             return None
         self.summary_at = now
-        return working_reading(last_line(lines))
+        return working_reading(last_line(lines), _why("working", found, working, text) if found else None)
 
     def text_given(self, lines):
         """Text was typed and submitted: at work until the screen is judged again."""
         self.typed = True
         self.unjudged = True
         self.changed_at = time.monotonic()
-        return working_reading(last_line(lines))
+        return working_reading(last_line(lines), {"rule": "typed"})
 
     def judge(self, lines):
         self.unjudged = False

@@ -22,6 +22,7 @@ import gevent.lock
 
 from roost.term import keys, typist
 from roost.term.attachers import Attachers, live_view, without_reports
+from roost.term.drafts import Drafts
 from roost.term.feed import FLOW_GAP, SLICE, ScreenFeed, budget, feed_in_turns, in_turns
 from roost.term.intake import Intake
 from roost.term.output_log import OutputLog
@@ -40,7 +41,7 @@ WRITE_TIMEOUT = 5.0
 class Terminal:
     # Hundreds of idle jobs each hold one: slots, and what is needed only while someone
     # types, attaches or waits is made then (writer, attachers, events).
-    __slots__ = ("job_id", "fd", "job_dir", "profile", "screen", "on_change", "on_eof",
+    __slots__ = ("job_id", "fd", "job_dir", "profile", "screen", "on_change", "on_eof", "on_held", "_drafts",
                  "verify_timeout", "write_timeout", "closed", "_log", "_intake", "_reader", "_feed",
                  "_read", "_attachers",
                  "_alt_exits_seen", "_repaint_due", "_changed", "_typing", "_writer_", "_eof",
@@ -55,6 +56,8 @@ class Terminal:
         self.screen = Screen(rows, cols)
         self.on_change = on_change
         self.on_eof = on_eof
+        self.on_held = None      # fn(held) when an attacher's draft starts or ends holding typing
+        self._drafts = None
         self.verify_timeout = max(3.0, 2 * self.profile.settle)
         self.write_timeout = WRITE_TIMEOUT
         self.closed = False
@@ -144,7 +147,14 @@ class Terminal:
     def detach(self, sink):
         if self._attachers is not None:
             self._attachers.remove(sink)
+        if self._drafts is not None and self._drafts.left(sink):
+            self._held_changed()
         self._freeze_if_quiet()
+
+    @property
+    def held(self):
+        """A person's unsubmitted line (roost.term.drafts): roost types nothing meanwhile."""
+        return bool(self._drafts)
 
     def write_input(self, data, sink=None):
         """An attacher's keys; dropped (False) while a stalled program has a backlog.
@@ -153,6 +163,10 @@ class Terminal:
             return False
         if sink is not None and self._attachers and not self._attachers.answers_queries(sink):
             data = without_reports(data)
+        if sink is not None and data:
+            drafts = self._drafts = self._drafts if self._drafts is not None else Drafts()
+            if drafts.typed(sink, data):
+                self._held_changed()
         if data:
             self.writer.enqueue(bytes(data))
         return True
@@ -186,6 +200,8 @@ class Terminal:
         if self._typing is None:
             self._typing = gevent.lock.Semaphore()
         with self._typing:
+            if self.held:
+                return {"submitted": False, "ready": False, "error": "the user is typing"}
             if still is not None and not still():
                 return {"submitted": False, "ready": False, "error": "the screen no longer waits for text"}
             result = typist.type_text(self, text, mode, timeout, on_submit)
@@ -207,6 +223,7 @@ class Terminal:
             self._writer_.close()
         if self._attachers is not None:
             self._attachers.end_all("the job's terminal closed")
+        self._drop_drafts()
         self._log.close()
         self._intake.close()      # the master and the carry pipe
         # Packed, its cells go now: left to the collector (a closed terminal is held in
@@ -259,6 +276,7 @@ class Terminal:
             self._eof.set()
         if self._attachers is not None:
             self._attachers.end_all("the job ended")
+        self._drop_drafts()
         self._wake()
         if self.on_eof is not None:
             try:
@@ -347,6 +365,15 @@ class Terminal:
             except Exception:
                 log.exception("job %s: on_change failed", self.job_id)
 
+    def _drop_drafts(self):
+        if self._drafts is not None and self._drafts.clear():
+            self._held_changed()
+
+    def _held_changed(self):
+        self._wake()     # a typing that waits for the hold to end looks again
+        if self.on_held is not None:
+            self.on_held(self.held)      # it only spawns (the runner's hooks)
+
     def _wake(self):
         changed, self._changed = self._changed, None
         if changed is not None:
@@ -372,5 +399,3 @@ class Terminal:
     def finished(self):
         """Closed, or the program's side of the pty is gone."""
         return self.closed or self._at_eof
-
-    # -- writing --------------------------------------------------------------------------

@@ -9,8 +9,9 @@
  *
  * - working from `agent_start` to `agent_end` (the summary: the prompt, then the tool
  *   running, then what the model wrote); blocked after it, waiting for the next reply
- *   (`first-prompt` until pi had one), with the last answer as the summary, and as the
- *   row's `question` when it ends with a question mark.
+ *   (`first-prompt` until pi had one, `question` after, as every agent read off its
+ *   screen says), with the last answer as the summary, and as the row's `question` when
+ *   it ends with a question mark.
  * - a dialog (an extension's `ctx.ui.select`, `confirm`, `input`, `editor` or `custom`,
  *   such as a permission gate): blocked, `waitingFor: "dialog"`, its title as the
  *   question and its options as the choices, until it is answered, in pi's screen or by
@@ -161,7 +162,10 @@ export default function roost(pi: ExtensionAPI): void {
       question: work.question,
       tool: work.tool,
       error: work.error,
-      waitingFor: work.state !== "blocked" ? null : work.question ? "question" : s.prompted ? null : "first-prompt",
+      // After an answer pi waits for the user's text, asked or not: `question`, as the screen
+      // read agents say (a screen cannot tell an answer that asks); the row's `question`
+      // says whether it asked.
+      waitingFor: work.state !== "blocked" ? null : work.question || s.prompted ? "question" : "first-prompt",
       model, thinking, context,
     });
   };

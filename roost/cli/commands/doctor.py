@@ -3,12 +3,16 @@ gives the job), which version is installed, and was the profile's screen reading
 checked on that version? Says what else to know: a profile of roost.json that
 replaces a built-in one, a bundled file missing, a term that is refused.
 
+With --screens, instead: every screen the jobs' timelines recorded is judged again by
+its profile as it is now, and each state that would read otherwise is listed.
+
 Usage:
-  roost doctor [--json]
+  roost doctor [--screens] [--json]
   roost doctor --help
 
 Options:
-  --json  print the op's result as JSON
+  --screens  replay the recorded screens through the current profiles
+  --json     print the op's result as JSON
 """
 
 import os
@@ -39,7 +43,23 @@ def table(checks):
     return "\n".join(lines)
 
 
+def _reading(read):
+    return "/".join(str(read.get(key)) for key in ("state", "status", "waitingFor"))
+
+
+def drift_table(result):
+    lines = [f"{result['replayed']} recorded screens replayed; {len(result['changes'])} would read otherwise"]
+    for change in result["changes"]:
+        lines.append(f"{change['id']} {change['name']}: {_reading(change['was'])} -> {_reading(change['now'])}"
+                     f" ({change['rule']}{': ' + repr(change['line']) if change.get('line') else ''})")
+    return "\n".join(lines)
+
+
 def main(opts, ctx):
+    if opts["--screens"]:
+        result = ctx.call("doctor", {"screens": True})
+        ctx.show(opts, result, drift_table(result))
+        return None
     from roost.bundle.userenv import is_text, user_environ
 
     environ = {name: value for name, value in user_environ(ctx.env).items() if is_text(name) and is_text(value)}

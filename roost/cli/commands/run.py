@@ -6,8 +6,8 @@ reply, keys, approve...), which a job's processes may not otherwise; its row say
 `person: true`.
 
 Usage:
-  roost run [--name=NAME] [--cwd=DIR] [--profile=PROFILE] [--as-me] [--json] [--] <command>...
-  roost run --profile=PROFILE [--name=NAME] [--cwd=DIR] [--as-me] [--json]
+  roost run [--name=NAME] [--cwd=DIR] [--profile=PROFILE] [--as-me] [--restart=WHEN] [--json] [--] <command>...
+  roost run --profile=PROFILE [--name=NAME] [--cwd=DIR] [--as-me] [--restart=WHEN] [--json]
   roost run --help
 
 Options:
@@ -15,6 +15,8 @@ Options:
   --cwd=DIR          where it runs (default: the current directory)
   --profile=PROFILE  an agent profile of roost.json ("agentProfiles")
   --as-me            the job is the person's own shell (never an agent's)
+  --restart=WHEN     `always`: started again with its own argv after the machine
+                     restarts (a dev server, a watcher)
   --json             print the op's result as JSON
 """
 
@@ -35,7 +37,7 @@ def adjust_argv(argv):
             return argv
         if not word.startswith("-") or word == "-":
             return argv[:index] + ["--"] + argv[index:]
-        index += 2 if word in ("--name", "--cwd") else 1
+        index += 2 if word in ("--name", "--cwd", "--restart") else 1
     return argv
 
 # This terminal's own description: the job runs on a pty of roost's, of its own size.
@@ -74,6 +76,8 @@ def dispatch_args(opts, ctx, command):
         del environ[name]
     args = {"kind": "shell", "cwd": cwd, "command": [], "env": environ,
             "name": opts["--name"] or "", "sessionFile": "", "origin": "dispatch"}
+    if opts.get("--restart"):      # `roost run`'s (a spawn's child lives with its parent)
+        args["restart"] = opts["--restart"]
     profile = opts["--profile"]
     if profile:
         args["profile"] = profile

@@ -1,0 +1,95 @@
+"""Why a job's row says what it says now, in one paragraph a person can read (issue 19
+item 3, `roost explain`): the rule that decided the reading (roost.term.reading's `why`),
+what holds roost's typing, what waits to be typed, and since when.
+"""
+
+import time
+
+from roost.jobs.record import END_STATES
+
+
+def explain(job, settle_ms=None):
+    """The paragraph for `job`'s row as it is now."""
+    row = job.row()
+    terminal = job.terminal if job.running else None
+    said = _said(row)
+    parts = [f"{job.name} ({job.id}) is {said} since {_clock(row.get('stateSince'))}."]
+    if row["state"] in END_STATES or not job.running:
+        parts.append(_ended(job, row))
+    elif job.record.get("reported"):
+        parts.append("Its agent speaks the roost protocol and said so itself in its last report; "
+                     "roost does not read its screen.")
+    elif terminal is None:
+        parts.append("roost has no terminal for it yet, so nothing on its screen has been read.")
+    else:
+        parts.append(_from_screen(terminal.reading.get("why") or {}, row, terminal.profile.settle))
+    if row.get("held"):
+        parts.append("roost types nothing into it now: a person attached to it has typed a line not yet "
+                     "submitted; it goes on once they submit it, clear it (Ctrl-U) or detach.")
+    if row.get("queued"):
+        count = row["queued"]
+        parts.append(f"{count} repl{'y waits' if count == 1 else 'ies wait'} to be typed, "
+                     "each once the screen waits for text.")
+    if row.get("unreadSince"):
+        parts.append(f"Its screen has matched none of its profile's patterns since {_clock(row['unreadSince'])}.")
+    if row.get("error") and row["state"] not in END_STATES:
+        parts.append(f"Last problem: {row['error']}.")
+    return " ".join(parts)
+
+
+def _said(row):
+    state, waiting_for = row["state"], row.get("waitingFor")
+    if state == "blocked" and waiting_for == "dialog":
+        return "blocked on a dialog" + (f" ({row['question']!r})" if row.get("question") else "")
+    if state == "blocked" and waiting_for == "first-prompt":
+        return "waiting for its first prompt"
+    if state == "blocked" and waiting_for == "question":
+        return "waiting for the user's answer"
+    if state == "blocked" and row.get("status") is None:
+        return "blocked, in a state roost cannot read"
+    return state or "starting"
+
+
+def _from_screen(why, row, settle):
+    rule = why.get("rule")
+    matched = f"the profile's {rule} pattern /{why.get('pattern')}/ matched the screen's line {why.get('line')!r}"
+    if rule == "working":
+        return f"Its screen was read as working because {matched}."
+    if rule == "changed":
+        return (f"Its screen is changing (output came since it was last judged), so it reads as working "
+                f"until it has been quiet for {settle:g} s and is judged again.")
+    if rule == "typed":
+        return ("roost typed text into it and saw it submitted; it reads as working until its screen "
+                "has been quiet and is judged again.")
+    if rule == "dialog":
+        choices = ", ".join(row.get("choices") or []) or "none recognised"
+        return (f"Its screen was read as a dialog because {matched} (its choices: {choices}). roost never "
+                "types into a dialog by itself: answer it with `roost reply` or `roost keys`, or attach.")
+    after = "an answer" if why.get("typed") else "its first prompt"
+    if rule == "waiting":
+        return f"Its screen was read as waiting for {after} because {matched}; roost may type replies now."
+    if rule == "quiet":
+        return (f"Its profile names no waiting pattern, so its screen, quiet for {settle:g} s, is taken "
+                f"for waiting for {after}: a guess.")
+    if rule == "none":
+        return (f"Its screen has been quiet for {settle:g} s but matched none of its profile's patterns "
+                "(working, dialog, waiting): roost does not know what it shows, and types nothing into it "
+                "until it does (`roost peek` shows the screen).")
+    return "Its screen has not been judged yet."
+
+
+def _ended(job, row):
+    # A failed program's exit status is in the row's error (roost.jobs.run_end).
+    text = {"done": "Its program ended well", "failed": "Its program failed",
+            "stopped": "It was stopped"}.get(row["state"], "Its program is not running")
+    if row.get("endedAt"):
+        text += f" at {_clock(row['endedAt'])}"
+    if row.get("error"):
+        text += f": {row['error']}"
+    return text + "."
+
+
+def _clock(ms):
+    if not ms:
+        return "an unknown time"
+    return time.strftime("%H:%M:%S", time.localtime(ms / 1000))

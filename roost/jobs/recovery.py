@@ -1,0 +1,121 @@
+"""A machine that restarted (issue 19 item 2): the daemon starts, its keeper is new, and
+none of the jobs on record as running has a process left (a reboot, an OOM kill of the
+lot). Each comes back the way it was launched, as the same job (its cwd, env, name,
+profile, row history and reply book are its record's):
+
+- a launch with `restart: "always"` (a dev server, a watcher) is started again with its
+  own argv;
+- a resumable one (its profile has `resume`) is started with its resume argv, which for
+  an agent that takes a session id names the job's own (`{sessionId}`, given at launch:
+  Claude Code's `--session-id`, then `--resume`), never another job's;
+- the others end `failed` with "the machine restarted" (one that had said it was
+  `done` stays done), their last screen kept.
+
+`autoResume: false` in roost.json, or in the job's profile, turns the resuming off.
+"""
+
+import logging
+import os
+import uuid
+
+import gevent
+
+from roost.errors import RoostError
+from roost.jobs import profiles
+from roost.jobs.record import now_ms
+
+log = logging.getLogger(__name__)
+
+MACHINE_RESTARTED = "the machine restarted"
+SESSION_ID = "{sessionId}"
+_MARKERS = (b"\0ROOST_JOB_ID=", b"\0PI_JOB_ID=")
+
+
+def give_session_id(launch):
+    """A launch whose argv or resume argv names `{sessionId}` gets an id of its own (a
+    UUID, as Claude Code takes), put in both."""
+    argv, resume = launch.get("argv") or [], launch.get("resumeCommand") or []
+    if SESSION_ID not in argv and SESSION_ID not in resume:
+        return
+    session = launch["sessionId"] = str(uuid.uuid4())
+    launch["argv"] = [session if item == SESSION_ID else item for item in argv]
+    if resume:
+        launch["resumeCommand"] = [session if item == SESSION_ID else item for item in resume]
+
+
+def jobs_with_processes():
+    """The job ids some live process of this user carries (one pass over /proc)."""
+    found = set()
+    uid = os.getuid()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{name}").st_uid != uid:
+                continue
+            with open(f"/proc/{name}/environ", "rb") as handle:
+                environ = b"\0" + handle.read()
+        except OSError:
+            continue
+        for marker in _MARKERS:
+            start = environ.find(marker)
+            if start >= 0:
+                end = environ.find(b"\0", start + len(marker))
+                found.add(environ[start + len(marker):end].decode("utf-8", "replace"))
+    return found
+
+
+def restarted(runner, unheld):
+    """Whether the jobs in `unheld` (on record as running, not held by the keeper) were
+    lost with the whole machine: the keeper is one this daemon started, and none of them
+    has a process left."""
+    if not unheld or not runner.keeper.started_here:
+        return False
+    alive = gevent.get_hub().threadpool.apply(jobs_with_processes)
+    return not any(job.id in alive for job in unheld)
+
+
+def recover(runner, jobs):
+    """Bring back each of `jobs` (see the module's docstring); the feed says what came
+    back."""
+    config = runner.config.current()
+    counts = {"resumed": 0, "started again": 0, "failed": 0}
+    for job in jobs:
+        how = _how(job, config)
+        if how is None:
+            # One that had said it was done stays done; the others failed with the machine.
+            state = "done" if job.state == "done" else "failed"
+            runner.registry.move(job, "ended", state=state, pid=None, endedAt=now_ms(), status=None,
+                                 waitingFor=None, error=MACHINE_RESTARTED)
+            counts["failed"] += 1
+            continue
+        # Its run ended with the machine; the row keeps its state until the new run's.
+        runner.registry.move(job, "ended", pid=None)
+        try:
+            runner.start(job, argv=how)
+        except RoostError as error:
+            log.warning("job %s could not be started again after the restart: %s", job.id, error.text)
+            counts["failed"] += 1
+            continue
+        counts["started again" if how == job.launch.get("argv") else "resumed"] += 1
+    shown = ", ".join(f"{count} {what}" for what, count in counts.items() if count)
+    runner.registry.bus.publish("daemon", f"{MACHINE_RESTARTED}: {shown}")
+    log.info("%s: %s", MACHINE_RESTARTED, shown)
+
+
+def _how(job, config):
+    """The argv that brings the job back, or None: it fails."""
+    launch = job.launch
+    if launch.get("restart") == "always":
+        return launch.get("argv")
+    if not job.live or not launch.get("resumable") or not launch.get("resumeCommand"):
+        return None          # only what was at work or waiting is resumed
+    if config.get("autoResume") is False:
+        return None
+    try:
+        profile = profiles.find(config, launch["profile"]) if launch.get("profile") else {}
+    except RoostError:
+        profile = {}
+    if isinstance(profile, dict) and profile.get("autoResume") is False:
+        return None
+    return launch["resumeCommand"]
