@@ -23,10 +23,24 @@ class PatternError(ValueError):
     """The pattern cannot be compiled (its text says why)."""
 
 
+class _Linear:
+    """An RE2 pattern that says its `pattern` as it was given (what `roost explain` and
+    the timeline show), not as translated for RE2."""
+
+    __slots__ = ("_compiled", "pattern")
+
+    def __init__(self, compiled, pattern):
+        self._compiled = compiled
+        self.pattern = pattern
+
+    def __getattr__(self, name):
+        return getattr(self._compiled, name)
+
+
 def linear(pattern):
     """A wire pattern, multi-line, on RE2; PatternError when RE2 cannot run it."""
     try:
-        return re2.compile("(?m)" + _END_OF_TEXT.sub(r"\1\\z", pattern), _OPTIONS)
+        return _Linear(re2.compile("(?m)" + _END_OF_TEXT.sub(r"\1\\z", pattern), _OPTIONS), pattern)
     except re2.error as error:
         why = error.args[0] if error.args else error
         why = why.decode("utf-8", "replace") if isinstance(why, bytes) else str(why)

@@ -193,10 +193,9 @@ class Terminal:
         """Types `text` and the submit keys, then checks the text left the input line
         (roost.term.typist); one typing at a time. followUp waits (up to `timeout`
         seconds, None: as long as the job lives) until the screen is judged not working;
-        steer types at once. `still`: what must hold once this typing's turn has come
-        (the screen waits for text, as it did when the caller looked); when it no
-        longer does, nothing is typed and the result says `ready: False`. `on_submit`:
-        called once the program took the submit keys (roost.term.typist)."""
+        steer types at once. `still`: what must hold once this typing's turn has come (the
+        screen waits, as when the caller looked), else nothing is typed (`ready: False`).
+        `on_submit`: called once the program took the submit keys (roost.term.typist)."""
         if self._typing is None:
             self._typing = gevent.lock.Semaphore()
         with self._typing:
