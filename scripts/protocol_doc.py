@@ -80,6 +80,7 @@ class OpSource:
         if function.name in seen:
             return
         seen.add(function.name)
+        self.names = _named_strings(function)
         for node in ast.walk(function):
             if isinstance(node, ast.Call):
                 self._call(node, seen)
@@ -98,17 +99,21 @@ class OpSource:
             self.codes.add(name)
         elif name == "RoostError" and node.args and _string(node.args[0]):
             self.codes.add(_string(node.args[0]))
-        if node.args and _is_call_args(node.args[0]) and len(node.args) > 1 and _string(node.args[1]):
-            if isinstance(node.func, ast.Attribute) and _root_name(node.func) == "read":
+        if node.args and _is_call_args(node.args[0]) and len(node.args) > 1:
+            keys = [_string(node.args[1])] if _string(node.args[1]) else self.names.get(_name(node.args[1]), [])
+            if keys and isinstance(node.func, ast.Attribute) and _root_name(node.func) == "read":
                 required = not any(keyword.arg == "default" for keyword in node.keywords)
-                self._arg(_string(node.args[1]), required, node.func.attr)
+                for key in keys:
+                    self._arg(key, required, node.func.attr)
                 return
         if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and _is_call_args(node.func.value):
             if node.args and _string(node.args[0]):
                 self._arg(_string(node.args[0]), False)
             return
         if name in self.helpers and any(_is_call(arg) for arg in node.args):
+            names = self.names
             self._read(self.helpers[name], seen)
+            self.names = names
             return
         if any(_is_call_args(arg) for arg in node.args) and name not in ("_arg",):
             where = ast.unparse(node.func)
@@ -122,6 +127,26 @@ class OpSource:
                 entry[2] = entry[2] or kind
                 return
         self.args.append([key, required, kind])
+
+
+def _named_strings(function):
+    """name -> the strings it stands for in `function`: a parameter's default
+    (`name="id"`), a loop's variable over a tuple of strings."""
+    found = {}
+    arguments = function.args
+    for argument, default in zip(arguments.args[len(arguments.args) - len(arguments.defaults):], arguments.defaults):
+        if _string(default):
+            found[argument.arg] = [_string(default)]
+    for node in ast.walk(function):
+        if isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.iter, (ast.Tuple, ast.List)):
+            values = [_string(item) for item in node.iter.elts]
+            if _name(node.target) and all(values):
+                found[_name(node.target)] = values
+    return found
+
+
+def _name(node):
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _string(node):
@@ -182,8 +207,9 @@ def op_section(name, fn):
         f"`{key}`{'' if required else '?'}" + (f" ({kind})" if kind else "") for key, required, kind in source.args)
         or "none read by the op itself") + "."]
     if source.passed_on:
-        lines.append("The arguments go on whole to " + ", ".join(f"`{where}`" for where in source.passed_on)
-                     + ", which reads the rest.")
+        named = [f"`{where}`" for where in source.passed_on]
+        lines.append("The arguments go on whole to " + " and ".join(named)
+                     + (", which reads the rest." if len(named) == 1 else ", which read the rest."))
     lines += ["", "Result: " + (", ".join(f"`{field}`" for field in source.fields)
                                 if source.fields else "built by the code it calls (the op returns no dict literal)") + "."]
     codes = sorted(source.codes | {code for code in (callers._refusal(callers.REFUSED[name], c) for c in CALLERS)
