@@ -6,6 +6,7 @@ import json
 import os
 import stat
 
+from conftest import DaemonProcess
 from jobkit import dispatch, output, wait_state
 
 SCRIPT = """unset PYTHONPATH
@@ -36,3 +37,18 @@ def test_the_script_is_the_owners_alone(daemon):
     info = os.stat(os.path.join(daemon.home, "bin", "roost"))
     assert stat.S_IMODE(info.st_mode) == 0o700
     assert stat.S_IMODE(os.stat(os.path.join(daemon.home, "bin")).st_mode) == 0o700
+
+
+def test_a_home_whose_bin_cannot_be_made_still_serves(home, tmp_path):
+    os.makedirs(home, mode=0o700)
+    with open(os.path.join(home, "bin"), "w") as handle:
+        handle.write("not a directory\n")
+    daemon = DaemonProcess(home).start()
+    try:
+        job_id = dispatch(daemon, ["/bin/sh", "-c", "echo ran"], cwd=str(tmp_path))
+        wait_state(daemon, job_id, "done", timeout=30)
+        assert "ran" in output(home, job_id)
+        with open(os.path.join(home, "daemon.log"), encoding="utf-8") as handle:
+            assert "jobs will not find roost on their PATH" in handle.read()
+    finally:
+        daemon.stop()

@@ -7,12 +7,15 @@ The daemon writes the script at start, so after an upgrade it names the new rele
 its values are quoted for sh, never built from a job's input.
 """
 
+import logging
 import os
 import shlex
 import sys
 
 from roost import store
 from roost.bundle import files
+
+log = logging.getLogger(__name__)
 
 BIN_DIR = "bin"
 NAME = "roost"
@@ -35,10 +38,15 @@ def script_text():
 
 
 def install(home):
-    """Write `$ROOST_HOME/bin/roost` (0700, atomically) and return its directory."""
+    """Write `$ROOST_HOME/bin/roost` (0700, atomically) and return its directory; None
+    when it cannot be written (logged: the daemon serves on, its jobs without it)."""
     directory = bin_dir(home)
-    store.make_private_dir(directory)
-    store.write_bytes(os.path.join(directory, NAME), script_text().encode(), mode=0o700)
+    try:
+        store.make_private_dir(directory)
+        store.write_bytes(os.path.join(directory, NAME), script_text().encode(), mode=0o700)
+    except OSError as error:
+        log.error("cannot write %s (%s): jobs will not find roost on their PATH", directory, error)
+        return None
     return directory
 
 
