@@ -20,6 +20,7 @@ SUITES = [
     ("wire", "The wire: ping over the socket"),
     ("startup", "CLI start-up"),
     ("jobs", "Jobs: idle cost, spawn, ping under load"),
+    ("pty_spawn", "A job's pty: the keeper's spawn against pexpect.spawn"),
     ("terminal", "A job's terminal: throughput and loop pauses"),
     ("reboot", "A machine that restarts: 200 jobs resumed after a power cut"),
     ("replies", "Replies: `roost reply` to the agent's on_reply"),

@@ -1,4 +1,4 @@
-"""CLI start-up: how long `roost ping` takes from a checkout and from the downloaded
+"""CLI start-up: how long `roost ping` (and a Tab's `roost __complete`) takes from a checkout and from the downloaded
 binary, against the interpreter's own floor (`python3 -c pass`), all in the same run and
 against the same live daemon. Medians of N runs each.
 
@@ -89,6 +89,8 @@ def measure(runs=30, build=True):
             "source_ping": [sys.executable, "-m", "roost", "ping"],
             "binary_version": [binary, "--version"],
             "binary_ping": [binary, "ping"],
+            # a Tab after `roost stop `: the job ids and names, asked of the daemon
+            "binary_complete": [binary, "__complete", "stop", ""],
         }
         first = []
         for attempt in range(3):
@@ -138,6 +140,7 @@ LABELS = [
     ("source_ping", "`python -m roost ping`"),
     ("binary_version", "`dist/roost --version`"),
     ("binary_ping", "`dist/roost ping` (second run onwards)"),
+    ("binary_complete", "`dist/roost __complete stop ''` (a Tab: job ids from the daemon)"),
     ("unpacked_ping", "the unpacked program's `roost ping` (no launcher)"),
     ("binary_first_run", "`dist/roost --version`, first run (unpacks)"),
 ]

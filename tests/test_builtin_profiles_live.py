@@ -170,3 +170,26 @@ def test_a_screen_no_pattern_reads_says_so_in_its_row_once_that_lasts(daemon, tm
                        what="the prompt read")
     assert "unreadSince" not in current
     assert row(daemon, job_id).get("unreadSince") is None
+
+
+def test_a_profile_copied_from_profiles_json_reads_the_dialog_as_the_built_in_one_does(daemon, tmp_path):
+    """Issue 18: `profiles --json` gives each profile whole (its term block, its command
+    as written); a copy in roost.json reads aider's "create a git repo?" as a dialog."""
+    listed = json.loads(daemon.cli("profiles", "--json").stdout)
+    aider = {entry["name"]: entry for entry in listed["profiles"]}["aider"]["profile"]
+    assert aider["term"]["dialog"] and aider["command"] == ["aider"]
+    pi = {entry["name"]: entry for entry in listed["profiles"]}["pi"]["profile"]
+    assert any(word.startswith("{bundle}/") for word in pi["command"])   # as written, not expanded
+    write_config(daemon.home, {"agentProfiles": {"my-aider": aider}})
+    seen = {}
+    for profile in ("aider", "my-aider"):
+        folder = tmp_path / profile
+        folder.mkdir()
+        stand_in = StandIn(folder, "no-git-dialog", name="aider", folder=os.path.join(RECORDED, "aider", "0.86.2"))
+        job_id = run(daemon, folder, stand_in.env, "--profile", profile, "the task")
+        current = wait_row(daemon, job_id, lambda current: current["waitingFor"] == "dialog", timeout=15,
+                           what=f"{profile}'s dialog on the row")
+        seen[profile] = (current["status"], current["question"], current["choices"])
+        assert stand_in.typed() == []     # the task is not typed into the dialog
+    assert seen["my-aider"] == seen["aider"]
+    assert seen["aider"][1].startswith("No git repo found, create one")

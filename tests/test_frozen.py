@@ -319,6 +319,24 @@ def test_a_job_started_by_roost_run_sees_the_users_library_path(frozen, tmp_path
     assert_the_users_own(environment_written(seen), "/x/y")
 
 
+def test_a_job_of_the_binary_runs_the_binarys_own_roost(frozen, tmp_path):
+    """Issue 18: `roost` inside a job is the binary's, with no roost on the user's PATH."""
+    ok(frozen("ping"))
+    seen = tmp_path / "inside.txt"
+    script = f"command -v roost > {seen}.tmp; roost --version >> {seen}.tmp; roost task list --json >> {seen}.tmp; " \
+             f"mv {seen}.tmp {seen}"
+    with Client.connect(frozen.socket, timeout=30) as client:
+        client.call("dispatch", {"kind": "shell", "command": ["/bin/sh", "-c", script], "cwd": str(tmp_path),
+                                 "sessionFile": "", "env": {"PATH": "/usr/bin:/bin"}, "name": "inside",
+                                 "origin": "dispatch"})
+    wait_for(seen.exists, timeout=20, what="the job to run roost")
+    where, version, listed = seen.read_text().split("\n", 2)
+    assert where == os.path.join(frozen.home, "bin", "roost")
+    assert is_version_line(version + "\n") and json.loads(listed) == {"tasks": []}
+    with open(where) as handle:
+        assert frozen.unpacked() in handle.read()
+
+
 def test_the_built_in_profiles_and_the_pi_extension_are_in_the_binary(frozen):
     listed = {entry["name"]: entry for entry in json.loads(ok(frozen("profiles", "--json")))["profiles"]}
     assert {"claude", "codex", "aider", "pi"} <= set(listed)

@@ -16,7 +16,7 @@ COMMANDS = {
     "agent-file": ("agent_file", "write roost_agent.py, the agent client, into a directory"),
     "run": ("run", "start a job: a command, or an agent from a profile"),
     "profiles": ("profiles", "list the agent profiles: the built-in ones and roost.json's"),
-    "doctor": ("doctor", "check each profile's agent: found, its version, tested on it"),
+    "doctor": ("doctor", "check roost (home, socket, keeper, version, sinks) and each profile's agent"),
     "hub": ("hub", "the whole fleet on one live screen (also `roost` alone in a terminal)"),
     "list": ("list", "list the jobs"),
     "notify": ("notify", "notifications: `test` sends one to each sink"),

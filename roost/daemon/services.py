@@ -30,7 +30,7 @@ from roost.config import Config
 from roost.events.bus import EventBus
 from roost.events.feed import EventFeed
 from roost.events.subscribers import Subscribers
-from roost.jobs import adoption
+from roost.jobs import adoption, roost_on_path
 from roost.jobs.agent_links import AgentLinks
 from roost.jobs.launcher import Launcher
 from roost.jobs.origins import ProcessOrigins
@@ -78,7 +78,7 @@ class Services:
         self.feed = EventFeed(home)
         self.bus = EventBus(self.feed)
         self.jobs = JobRegistry(home, self.bus)
-        self.runner = JobRunner(self.jobs, self.keeper, self.config, socket_path)
+        self.runner = JobRunner(self.jobs, self.keeper, self.config, socket_path, roost_on_path.install(home))
         self.origins = ProcessOrigins(self.jobs, lambda: self.keeper.keeper_pid)
         self.links = AgentLinks(self.jobs)
         self.replies = ReplyDesk(self.jobs, self.runner, self.links)

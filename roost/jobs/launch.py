@@ -6,6 +6,7 @@ import re
 import shutil
 
 from roost.bundle import userenv
+from roost.jobs import roost_on_path
 from roost.errors import bad_request
 
 # M36: a request id is 1-64 of these; one of another form is refused.
@@ -71,14 +72,17 @@ def check_runnable(program, cwd, env):
         raise bad_request(f"cannot run {program}: not found on PATH")
 
 
-def job_environ(job, socket_path, job_dir):
+def job_environ(job, socket_path, job_dir, roost_bin=None):
     """The user's environment (not the daemon's changes to it), the launch's own
-    variables, then the job's identity under both names."""
+    variables, then the job's identity under both names; `roost_bin` (the directory
+    of roost's own `roost`, roost.jobs.roost_on_path) first on its PATH."""
     env = userenv.user_environ()
     for name in IDENTITY_NAMES + _SIZE_NAMES:
         env.pop(name, None)
     env["TERM"] = TERM
     env.update(job.launch.get("env") or {})
+    if roost_bin:
+        roost_on_path.first_on_path(env, roost_bin)
     identity = {
         "ROOST_JOB_ID": job.id, "ROOST_JOB_TOKEN": job.token,
         "ROOST_SOCKET": socket_path, "ROOST_JOB_DIR": job_dir,

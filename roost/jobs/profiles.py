@@ -8,6 +8,8 @@ A profile of roost.json replaces a built-in one of the same name (roost.jobs.
 builtin_profiles) whole.
 """
 
+import json
+
 from roost.errors import RoostError, bad_request
 from roost.jobs import builtin_profiles
 from roost.term import patterns
@@ -49,7 +51,8 @@ def names(config):
 def listing(config, config_path):
     """Every profile a launch may name, each with where it comes from (`source`: the
     roost.json path, or "built-in"; `replaces: "built-in"` when a roost.json profile
-    takes a built-in one's place) and what it runs."""
+    takes a built-in one's place), what it runs (`command`, expanded) and the profile
+    whole as written (`profile`: its `term` block, its command with `{bundle}/` kept)."""
     users = _users(config)
     built_in = builtin_profiles.profiles()
     shown = []
@@ -65,6 +68,8 @@ def listing(config, config_path):
         for key in ("title", "command", "task", "protocol", "resume", "recordedOn", "versionCommand"):
             if key in profile:
                 entry[key] = profile[key]
+        # Whole and as written ({bundle}/ kept): what a user copies into roost.json.
+        entry["profile"] = json.loads(json.dumps(profile))
         if isinstance(entry.get("command"), list):
             entry["commandShown"] = builtin_profiles.readable(entry["command"])
         for key in ("command", "resume"):

@@ -28,8 +28,9 @@ KEEPER_LOST = "the keeper was lost; jobs started before keep running without it"
 
 
 class JobRunner:
-    def __init__(self, registry, keeper, config, socket_path):
+    def __init__(self, registry, keeper, config, socket_path, roost_bin=None):
         self.registry = registry
+        self.roost_bin = roost_bin      # first on every job's PATH (roost.jobs.roost_on_path)
         self.keeper = keeper
         self.config = config
         self.socket_path = socket_path
@@ -92,7 +93,7 @@ class JobRunner:
         self.registry.bus.publish("start" if first else "restart", text, job.id, job.name, **who)
 
     def _spawn(self, job, argv):
-        env = launch.job_environ(job, self.socket_path, self.registry.job_dir(job))
+        env = launch.job_environ(job, self.socket_path, self.registry.job_dir(job), self.roost_bin)
         try:
             spawned = self.keeper.spawn(job.id, argv, env, job.record["cwd"],
                                         job.launch.get("rows") or 40, job.launch.get("cols") or 120)

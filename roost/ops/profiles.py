@@ -6,6 +6,7 @@ from roost.errors import bad_request
 from roost.jobs import doctor, screen_drift
 from roost.jobs import profiles as agent_profiles
 from roost.ops import args as read
+from roost.ops import health
 from roost.ops import op
 
 
@@ -18,8 +19,10 @@ def profiles(call):
 @op("doctor")
 def check(call):
     """`env` and `cwd`: the environment and folder a job would be given (the CLI's own),
-    so each agent is looked for where `roost run` would look for it. `screens`: instead,
-    every job's recorded screens judged by its profile as it is now (roost.jobs.screen_drift)."""
+    so each agent is looked for where `roost run` would look for it; `cliVersion`: the
+    CLI's, told against the daemon's. `roost`: roost's own checks (roost.ops.health).
+    `screens`: instead, every job's recorded screens judged by its profile as it is now
+    (roost.jobs.screen_drift)."""
     if read.flag(call.args, "screens"):
         call.services.timelines.flush()
         return screen_drift.drift(call.services.jobs.all(), call.services.config.current())
@@ -27,5 +30,8 @@ def check(call):
     if not all(isinstance(value, str) for value in env.values()):
         raise bad_request("env values must be strings")
     cwd = read.text(call.args, "cwd", default=None)
+    cli_version = read.text(call.args, "cliVersion", default=None)
     config = call.services.config
-    return doctor.check_all(config.current(), config.path(), env, cwd)
+    result = doctor.check_all(config.current(), config.path(), env, cwd)
+    result["roost"] = health.check_roost(call.services, cli_version)
+    return result

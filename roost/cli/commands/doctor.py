@@ -1,7 +1,10 @@
-"""Check each agent profile's agent: is it on PATH (this shell's, which `roost run`
-gives the job), which version is installed, and was the profile's screen reading
-checked on that version? Says what else to know: a profile of roost.json that
-replaces a built-in one, a bundled file missing, a term that is refused.
+"""Check roost itself and each agent profile's agent. roost: its home and socket
+private to you (0700, 0600), the keeper running, the daemon's version against this
+CLI's, and each notification sink (notify-send and a session bus, the command sink's
+program). Each agent: is it on PATH (this shell's, which `roost run` gives the job),
+which version is installed, and was the profile's screen reading checked on that
+version? Says what else to know: a profile of roost.json that replaces a built-in
+one, a bundled file missing, a term that is refused.
 
 With --screens, instead: every screen the jobs' timelines recorded is judged again by
 its profile as it is now, and each state that would read otherwise is listed.
@@ -55,7 +58,17 @@ def drift_table(result):
     return "\n".join(lines)
 
 
+ROOST_VERDICTS = {"ok": "ok", "problem": "PROBLEM", "off": "off"}
+
+
+def roost_table(checks):
+    width = max((len(check["check"]) for check in checks), default=0)
+    return "\n".join(f"{check['check']:<{width}}  {ROOST_VERDICTS.get(check['verdict'], check['verdict'])}: "
+                     f"{check['text']}" for check in checks)
+
+
 def main(opts, ctx):
+    from roost import __version__
     if opts["--screens"]:
         result = ctx.call("doctor", {"screens": True})
         ctx.show(opts, result, drift_table(result))
@@ -64,5 +77,6 @@ def main(opts, ctx):
 
     environ = {name: value for name, value in user_environ(ctx.env).items() if is_text(name) and is_text(value)}
     cwd = os.path.abspath(ctx.env.get("PWD") or os.getcwd())
-    result = ctx.call("doctor", {"env": environ, "cwd": cwd})
-    ctx.show(opts, result, table(result["profiles"]))
+    result = ctx.call("doctor", {"env": environ, "cwd": cwd, "cliVersion": __version__})
+    ours = result.get("roost") or []
+    ctx.show(opts, result, "\n\n".join(part for part in (roost_table(ours), table(result["profiles"])) if part))
