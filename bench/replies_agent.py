@@ -34,6 +34,8 @@ def main(report_socket):
     def on_message(message):
         called = time.monotonic()
         text = message.text.rsplit("\n", 1)[-1]
+        if text.startswith("> "):
+            text = text[2:]             # the envelope quotes the sender's lines
         out.sendto(("%d %r %s" % (message.seq, called, text)).encode("utf-8"), report_socket)
 
     agent = roost_agent.RoostAgent.from_env("bench-replies", version="1", on_reply=on_reply,
