@@ -62,7 +62,11 @@ class Sshd:
             handle.write(f"Host {HOST}\n  HostName 127.0.0.1\n  Port {self.port}\n  User root\n"
                          f"  IdentityFile {self._path('user_key')}\n  IdentitiesOnly yes\n  BatchMode yes\n"
                          f"  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n")
-        self.log = open(self._path("sshd.log"), "wb")
+        return self.listen()
+
+    def listen(self):
+        """sshd on its port (again, after `stop`: the sessions it serves are not its own)."""
+        self.log = open(self._path("sshd.log"), "ab")
         self.process = subprocess.Popen([SSHD, "-D", "-e", "-f", self._path("sshd_config")],
                                         stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         wait_for(self._answers, timeout=15, what="sshd to answer")

@@ -103,3 +103,54 @@ def test_attach_on_the_other_machine(home, sshd, remote):
     finally:
         terminal.stop()
     assert "using postgres" in output(remote.home, job_id)
+
+
+def proxies_of(home):
+    """The `roost proxy` processes serving `home` (the remote side of each connection)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                argv = handle.read().split(b"\0")
+            with open(f"/proc/{pid}/environ", "rb") as handle:
+                environ = handle.read()
+        except OSError:
+            continue
+        if b"proxy" in argv and f"ROOST_HOME={home}\0".encode() in environ:
+            found.append(int(pid))
+    return found
+
+
+@pytest.mark.skipif(not os.path.exists(TMUX), reason="tmux is not installed")
+def test_the_hub_shows_two_machines_and_one_that_drops_comes_back(daemon, sshd, remote):
+    env = local_env(daemon.home, sshd, remote)
+    daemon.call("dispatch", kind="shell", cwd="/tmp", command=agent("works_a_while.py", 120, 0.2), env={},
+                name="near", sessionFile="", origin="dispatch")
+    far = remote.call("dispatch", kind="shell", cwd="/tmp", command=agent("asks_question.py"), env={},
+                      name="far", sessionFile="", origin="dispatch", term={"settleMs": 200})["id"]
+    wait_row(remote, far, lambda row: row["state"] == "blocked", what="the remote job to ask")
+    terminal = Tmux(os.path.dirname(daemon.home), env)
+    try:
+        terminal.start([PYTHON, "-m", "roost", "--host", "local", "--host", HOST, "hub"],
+                       env={"TERM": "xterm-256color"})
+        screen = terminal.wait_screen(lambda text: f"{HOST}:far" in text and "local:near" in text, timeout=30,
+                                      what="both machines' rows")
+        assert f"local up   {HOST} up" in screen
+        # A key on a row goes to its machine: the reply reaches the remote job.
+        terminal.keys("r")
+        terminal.wait_text("reply to far")
+        terminal.type("2")
+        terminal.keys("Enter")
+        wait_for(lambda: "using sqlite" in output(remote.home, far), what="the reply on the remote machine")
+        # The machine drops: its connection is cut and its sshd is gone for a while.
+        sshd.stop()
+        for pid in proxies_of(remote.home):
+            os.kill(pid, 9)
+        screen = terminal.wait_screen(lambda text: f"{HOST} DOWN" in text, timeout=20, what="the host shown down")
+        assert "local:near" in screen and f"{HOST}:far" not in screen
+        sshd.listen()
+        terminal.wait_screen(lambda text: f"{HOST} up" in text and f"{HOST}:far" in text, timeout=60,
+                             what="the host back")
+        assert terminal.dead().startswith("0")      # the hub runs on
+    finally:
+        terminal.stop()

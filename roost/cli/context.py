@@ -63,14 +63,16 @@ class Context:
             self.check_daemon_version()
         return client
 
-    def host_client(self, host, stderr=None):
+    def host_client(self, host, stderr=None, timeout=None):
         """HOST's daemon through `ssh HOST roost proxy` (roost.client.hosts)."""
         from roost.client import hosts
 
         try:
-            return hosts.open_host(host, self.env, stderr=stderr)
+            client = hosts.open_host(host, self.env, timeout=timeout, stderr=stderr)
         except hosts.BadSetting as error:
             raise Unreachable(str(error))
+        client.guard = self.refuse_the_persons_op
+        return client
 
     def refuse_the_persons_op(self, op, args):
         """Inside a job (not the person's own shell), the person's ops are refused here,
