@@ -142,6 +142,15 @@ def test_the_hub_shows_two_machines_and_one_that_drops_comes_back(daemon, sshd, 
         terminal.type("2")
         terminal.keys("Enter")
         wait_for(lambda: "using sqlite" in output(remote.home, far), what="the reply on the remote machine")
+        # Attach to the remote row from the hub, over its machine's connection, and back.
+        terminal.wait_screen(lambda text: "NEEDS YOU (1)" in text, what="the remote job to ask again")
+        terminal.keys("Enter")
+        terminal.wait_text("Choose [1-3]:")
+        terminal.type("3")
+        terminal.keys("Enter")
+        terminal.wait_text("using none")
+        terminal.keys("C-q")
+        terminal.wait_text("detached from far")
         # The machine drops: its connection is cut and its sshd is gone for a while.
         sshd.stop()
         for pid in proxies_of(remote.home):
@@ -154,3 +163,39 @@ def test_the_hub_shows_two_machines_and_one_that_drops_comes_back(daemon, sshd, 
         assert terminal.dead().startswith("0")      # the hub runs on
     finally:
         terminal.stop()
+
+
+def test_the_ssh_command_is_an_argv_list_and_the_remote_words_stay_words():
+    from roost.client import hosts
+
+    assert hosts.proxy_argv("box", {}) == ["ssh", "--", "box", "roost proxy"]
+    setting = {"ssh": {"command": ["ssh", "-o", "BatchMode=yes"], "roost": ["/opt/my roost/roost"]}}
+    assert hosts.proxy_argv("me@box", setting) == ["ssh", "-o", "BatchMode=yes", "--", "me@box",
+                                                   "'/opt/my roost/roost' proxy"]
+    assert hosts.proxy_argv("box", {"ssh": ["autossh", "-M", "0"]})[:3] == ["autossh", "-M", "0"]
+    for bad in ("-oProxyCommand=x", "a b", "box\n", ""):
+        with pytest.raises(hosts.BadSetting):
+            hosts.proxy_argv(bad, {})
+    for bad in ({"ssh": "ssh -p 22"}, {"ssh": {"roost": "roost"}}, {"ssh": []}):
+        with pytest.raises(hosts.BadSetting):
+            hosts.proxy_argv("box", bad)
+    assert hosts.hosts_of({"hosts": ["local", "box"]}) == ["local", "box"]
+    with pytest.raises(hosts.BadSetting):
+        hosts.hosts_of({"hosts": "box"})
+
+
+def test_host_options_that_cannot_go_together_are_bad_usage(home):
+    env = {**os.environ, "ROOST_HOME": home, "PYTHONPATH": ROOT}
+    both = roost(env, "--socket", "/tmp/x.sock", "--host", "box", "list")
+    assert both.returncode == 2 and b"--socket and --host" in both.stderr
+    several = roost(env, "--host", "a", "--host", "b", "list")
+    assert several.returncode == 2 and b"several --host are for the hub" in several.stderr
+
+
+def test_a_jobs_commands_ignore_roost_host(daemon):
+    # Inside a job ROOST_HOST (inherited from the person's shell) must not send the
+    # job's own commands elsewhere: they go to the daemon that runs it.
+    done = daemon.cli("list", "--json", env={"ROOST_HOST": "-not-a-host", "ROOST_JOB_ID": "x1"})
+    assert done.returncode == 0, done.stderr
+    refused = daemon.cli("list", "--json", env={"ROOST_HOST": "-not-a-host"})
+    assert refused.returncode == 3 and b"not a host name" in refused.stderr
