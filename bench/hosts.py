@@ -22,6 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
+import sshkit  # noqa: E402  (the tests' sshd, its throwaway keys)
 from benchkit import percentile, wait  # noqa: E402
 from roost.client import hosts  # noqa: E402
 from roost.client.connection import Client  # noqa: E402
@@ -50,9 +51,29 @@ def _pings(client):
     return {"p50_us": percentile(times, 0.5), "p99_us": percentile(times, 0.99)}
 
 
-def measure():
-    import sshkit
+def _shared_connection(server, home, env, roost):
+    """`roost --host` when the user's ssh config shares one connection (ControlMaster):
+    each command then skips ssh's handshake."""
+    shared = os.path.join(os.path.dirname(home), "ssh_config_shared")
+    with open(server.ssh_config) as handle:
+        config = handle.read()
+    with open(shared, "w") as handle:
+        handle.write(config + f"  ControlMaster auto\n  ControlPath {os.path.dirname(home)}/cm-%C\n"
+                              "  ControlPersist 60\n")
+    setting = server.setting(home)
+    setting["command"] = [setting["command"][0], "-F", shared]
+    with open(os.path.join(home, "roost.json"), "w") as handle:
+        json.dump({"ssh": setting}, handle)
+    try:
+        subprocess.run(roost + ["--host", sshkit.HOST, "ping"], env=env, check=True, capture_output=True)
+        return _wall_ms(roost + ["--host", sshkit.HOST, "list"], env)
+    finally:
+        subprocess.run(setting["command"] + ["-O", "exit", sshkit.HOST], capture_output=True, timeout=20)
+        with open(os.path.join(home, "roost.json"), "w") as handle:
+            json.dump({"ssh": server.setting(home)}, handle)
 
+
+def measure():
     reason = sshkit.why_not()
     if reason:
         raise SystemExit(f"bench hosts: {reason}")
@@ -75,6 +96,7 @@ def measure():
             "ssh_true": _wall_ms(server.ssh(["true"]), env),
             "list_here": _wall_ms(roost + ["list"], env),
             "list_host": _wall_ms(roost + ["--host", sshkit.HOST, "list"], env),
+            "list_host_shared": _shared_connection(server, home, env, roost),
             "ping_here": _pings(Client.connect(socket_path, timeout=10)),
             "ping_host": _pings(Client.over_command(hosts.proxy_argv(sshkit.HOST, hosts.settings(env)), 10)),
         }
@@ -92,7 +114,8 @@ def measure():
 def report(figures):
     lines = ["| a whole command (a new process each) | median (ms) | slowest (ms) |", "|---|---:|---:|"]
     for key, what in (("ssh_true", "`ssh HOST true` (the floor: ssh's start and handshake)"),
-                      ("list_here", "`roost list` here"), ("list_host", "`roost --host HOST list`")):
+                      ("list_here", "`roost list` here"), ("list_host", "`roost --host HOST list`"),
+                      ("list_host_shared", "`roost --host HOST list`, ssh sharing one connection (ControlMaster)")):
         lines.append(f"| {what} | {figures[key]['p50_ms']:.0f} | {figures[key]['max_ms']:.0f} |")
     lines += ["", "| a ping on one open connection | median (µs) | p99 (µs) |", "|---|---:|---:|"]
     for key, what in (("ping_here", "over this machine's socket"),
