@@ -137,6 +137,8 @@ def test_the_hub_shows_two_machines_and_one_that_drops_comes_back(daemon, sshd, 
                                       what="both machines' rows")
         assert f"local up   {HOST} up" in screen
         # A key on a row goes to its machine: the reply reaches the remote job.
+        terminal.keys("g")           # the first row: the remote one, which needs you
+        terminal.wait_screen(lambda text: f"▸ ◆ {HOST}:far" in text, what="the remote row selected")
         terminal.keys("r")
         terminal.wait_text("reply to far")
         terminal.type("2")
@@ -199,3 +201,26 @@ def test_a_jobs_commands_ignore_roost_host(daemon):
     assert done.returncode == 0, done.stderr
     refused = daemon.cli("list", "--json", env={"ROOST_HOST": "-not-a-host"})
     assert refused.returncode == 3 and b"not a host name" in refused.stderr
+
+
+@pytest.mark.skipif(not os.path.exists(TMUX), reason="tmux is not installed")
+def test_a_host_slow_to_answer_holds_no_one_elses_rows(daemon, sshd):
+    silent = os.path.join(os.path.dirname(daemon.home), "silent-roost")
+    with open(silent, "w") as handle:
+        handle.write("#!/bin/sh\nexec sleep 20\n")        # answers nothing, closes nothing
+    os.chmod(silent, 0o755)
+    env = dict(daemon.env)
+    with open(os.path.join(daemon.home, "roost.json"), "w") as handle:
+        json.dump({"ssh": {"command": sshd.setting(daemon.home)["command"], "roost": [silent]},
+                   "hosts": ["local", HOST]}, handle)
+    daemon.call("dispatch", kind="shell", cwd="/tmp", command=agent("works_a_while.py", 120, 0.2), env={},
+                name="near", sessionFile="", origin="dispatch")
+    terminal = Tmux(os.path.dirname(daemon.home), env)
+    try:
+        terminal.start([PYTHON, "-m", "roost", "hub"], env={"TERM": "xterm-256color"})    # roost.json's hosts
+        screen = terminal.wait_screen(lambda text: "local:near" in text, what="this machine's rows")
+        assert f"{HOST} connecting" in screen
+        terminal.keys("q")
+        terminal.wait_screen(lambda _: terminal.dead().startswith("1"), timeout=20, what="the hub to quit")
+    finally:
+        terminal.stop()

@@ -66,7 +66,7 @@ class Hub(Machines):
     # -- the loop ---------------------------------------------------------------------
 
     def run(self, wake_read):
-        self.start()
+        self.start(wait=False)
         self.focus_reporting()
         while True:
             self.draw()
@@ -114,7 +114,8 @@ class Hub(Machines):
     def _timeout(self):
         """Until an age on screen says something else (None: nothing changes by itself)."""
         now = time.monotonic()
-        retries = [max(0.0, link.retry_at - now) for link in self.links if link.client is None]
+        retries = [max(0.0, (link.connecting[1] if link.connecting else link.retry_at) - now)
+                   for link in self.links if link.client is None or link.connecting]
         if self.pager is not None:
             return min(retries) if retries else None
         now = int(time.time() * 1000)

@@ -27,6 +27,7 @@ class Link:
         self.retry_at = 0.0
         self.backoff = RETRY_FIRST_S
         self.focus = False            # the job told to this daemon as looked at
+        self.connecting = None        # (the subscribe's request id, until when it may take)
 
     # -- up and down ------------------------------------------------------------------
 
@@ -45,6 +46,7 @@ class Link:
             why = _last_said(self.client) or why
         self.client = None
         self.focus = False
+        self.connecting = None
         if self.down_since is None:
             self.down_since = time.time()
         self.why = why
@@ -60,7 +62,9 @@ class Link:
         return self.client is None and now >= self.retry_at
 
     def state_text(self):
-        if self.client is not None and self.why is None:
+        if self.connecting is not None and self.down_since is None:
+            return f"{self.name} connecting"
+        if self.client is not None and self.connecting is None:
             return f"{self.name} up"
         since = time.strftime("%H:%M:%S", time.localtime(self.down_since)) if self.down_since else ""
         return f"{self.name} DOWN since {since} ({self.why}; trying again)"

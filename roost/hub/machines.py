@@ -10,6 +10,7 @@ from roost.hub.actions import DaemonLost
 from roost.hub.links import job_id_of
 
 FEED_AT_START = 100
+CONNECT_S = 15.0       # a machine that does not answer its subscribe within this is down
 
 
 class Machines:
@@ -20,17 +21,55 @@ class Machines:
         """The first machine's connection (the only one without --host)."""
         return self.links[0].client
 
-    def start(self):
+    def start(self, wait=True):
+        """Each machine's view. `wait=False` (the live screen, with machines named): each
+        is only asked to subscribe, and its rows come in when it answers, so a machine
+        slow to answer (ssh connecting, a host gone quiet) holds no one's screen."""
         for link in self.links:
-            self._guarded(self._start_link, link)
+            if wait or not self.several:
+                self._guarded(self._start_link, link)
+            else:
+                self._guarded(self._begin, link)
         self._show_hosts()
 
-    def _start_link(self, link):
+    def _open(self, link):
         try:
-            client = link.open()
+            return link.open()
         except (OSError, Unreachable) as error:
             raise DaemonLost(str(error), link)
+
+    def _start_link(self, link):
+        self._open(link)
         self.call("subscribe", link=link)             # pushes from here on, then the state
+        self._load(link)
+
+    def _begin(self, link):
+        """Subscribes without waiting for the answer (`_answered` takes it)."""
+        client = self._open(link)
+        try:
+            request_id = client.send("subscribe", {})
+        except OSError as error:
+            raise DaemonLost(str(error), link)
+        link.connecting = (request_id, time.monotonic() + CONNECT_S)
+
+    def _answered(self, link):
+        """A connecting machine's messages: once its subscribe is answered, its state."""
+        client = link.client
+        request_id, _ = link.connecting
+        messages = client.pending_events + client.take_messages()
+        answer = next((message for message in messages if message.get("id") == request_id
+                       and "event" not in message), None)
+        client.pending_events = [message for message in messages if "event" in message]
+        if answer is None:
+            return
+        if not answer.get("ok"):
+            raise DaemonLost(f"subscribe: {answer.get('code')}: {answer.get('error')}", link)
+        link.connecting = None
+        self._load(link)
+        self._show_hosts()
+
+    def _load(self, link):
+        client = link.client
         rows = [link.row(row) for row in (self.call("list", {}, link=link) or {}).get("jobs") or ()]
         # Rows pushed before the list answered are older than it: keep only the rest.
         early = [message for message in client.pending_events if message.get("event") != "rows"]
@@ -90,8 +129,10 @@ class Machines:
     def _reconnect_due(self):
         now = time.monotonic()
         for link in self.links:
-            if link.due(now):
-                self._guarded(self._start_link, link)
+            if link.connecting is not None and now >= link.connecting[1]:
+                self._lose(link, f"no answer in {CONNECT_S:.0f} s")
+            elif link.due(now):
+                self._guarded(self._begin, link)
         self._show_hosts()
 
     def call(self, op, args=None, quiet=False, link=None):
@@ -117,7 +158,7 @@ class Machines:
     def take_pushes(self):
         for link in self.links:
             if link.client is not None:
-                self._guarded(self._take_pushes, link)
+                self._guarded(self._answered if link.connecting else self._take_pushes, link)
 
     def _take_pushes(self, link):
         client = link.client
@@ -145,7 +186,7 @@ class Machines:
         target = self.link_of(row) if row is not None else None
         for link in self.links:
             job_id = job_id_of(row) if link is target else None
-            if link.client is not None and link.focus != job_id:
+            if link.client is not None and not link.connecting and link.focus != job_id:
                 link.focus = job_id
                 try:
                     link.client.send("notify", {"action": "focus", "id": job_id})   # its answer is not awaited
