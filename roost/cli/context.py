@@ -63,12 +63,12 @@ class Context:
             self.check_daemon_version()
         return client
 
-    def host_client(self, host, stderr=None, timeout=None):
+    def host_client(self, host, stderr=None, timeout=None, own_session=False):
         """HOST's daemon through `ssh HOST roost proxy` (roost.client.hosts)."""
         from roost.client import hosts
 
         try:
-            client = hosts.open_host(host, self.env, timeout=timeout, stderr=stderr)
+            client = hosts.open_host(host, self.env, timeout=timeout, stderr=stderr, own_session=own_session)
         except hosts.BadSetting as error:
             raise Unreachable(str(error))
         client.guard = self.refuse_the_persons_op

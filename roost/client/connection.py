@@ -74,16 +74,18 @@ class Client:
                 raise
 
     @classmethod
-    def over_command(cls, argv, timeout=None, stderr=None):
+    def over_command(cls, argv, timeout=None, stderr=None, own_session=False):
         """A connection through a command's stdin and stdout (an argv list, never a
         shell string). One end of a socket pair is its stdin and stdout, so the
-        connection is a socket like a local one: select, timeouts and attach work alike."""
+        connection is a socket like a local one: select, timeouts and attach work alike.
+        `own_session`: away from the terminal (its Ctrl-c, its prompts), for a full-screen
+        caller; else ssh may ask for a passphrase on the terminal, as it does anywhere."""
         import subprocess      # here: `roost list` on this machine does without it
 
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             process = subprocess.Popen(argv, stdin=theirs, stdout=theirs, stderr=stderr,
-                                       close_fds=True, start_new_session=True)
+                                       close_fds=True, start_new_session=own_session)
         except OSError:
             ours.close()
             raise

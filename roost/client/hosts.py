@@ -83,11 +83,11 @@ def hosts_of(settings_value):
     return [host if host == LOCAL else check_host(host) for host in value]
 
 
-def open_host(host, env, timeout=None, stderr=None):
+def open_host(host, env, timeout=None, stderr=None, own_session=False):
     """A Client of HOST's daemon through ssh; Unreachable when ssh cannot be run."""
     argv = proxy_argv(host, settings(env))
     try:
-        client = Client.over_command(argv, timeout, stderr)
+        client = Client.over_command(argv, timeout, stderr, own_session)
     except OSError as error:
         raise Unreachable(f"cannot run {argv[0]} for host {host}: {error.strerror or error}")
     return client

@@ -39,10 +39,7 @@ class Link:
     def lost(self, why, now=None):
         now = time.monotonic() if now is None else now
         if self.client is not None:
-            try:
-                self.client.close()
-            except OSError:
-                pass
+            self.close(abandon=True)
             why = _last_said(self.client) or why
         self.client = None
         self.focus = False
@@ -52,6 +49,19 @@ class Link:
         self.why = why
         self.retry_at = now + self.backoff
         self.backoff = min(RETRY_MOST_S, self.backoff * 2)
+
+    def close(self, abandon=False):
+        """`abandon`: the connection is given up (lost, or never answered), so the command
+        carrying it is ended at once rather than waited for."""
+        if self.client is None:
+            return
+        process = self.client.process
+        if (abandon or self.connecting is not None) and process is not None and process.poll() is None:
+            process.terminate()
+        try:
+            self.client.close()
+        except OSError:
+            pass
 
     def up(self):
         self.why = None

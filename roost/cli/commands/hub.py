@@ -43,7 +43,7 @@ def links_of(ctx):
 
     def remote(host):
         said = tempfile.TemporaryFile()
-        client = ctx.host_client(host, stderr=said, timeout=SSH_TIMEOUT_S)
+        client = ctx.host_client(host, stderr=said, timeout=SSH_TIMEOUT_S, own_session=True)
         client.said = said
         return client
 
@@ -66,8 +66,7 @@ def main(opts, ctx):
         why = run(links, ctx.env)
     finally:
         for link in links:
-            if link.client is not None:
-                link.client.close()
+            link.close()
     if why:
         ctx.stderr.write(f"roost hub: {why}\n")
         return ExitStatus.UNREACHABLE
