@@ -131,7 +131,7 @@ def test_the_hub_shows_two_machines_and_one_that_drops_comes_back(daemon, sshd, 
     wait_row(remote, far, lambda row: row["state"] == "blocked", what="the remote job to ask")
     terminal = Tmux(os.path.dirname(daemon.home), env)
     try:
-        terminal.start([PYTHON, "-m", "roost", "--host", "local", "--host", HOST, "hub"],
+        terminal.start([PYTHON, "-m", "roost", "--host", "local", "hub", "--host", HOST],
                        env={"TERM": "xterm-256color"})
         screen = terminal.wait_screen(lambda text: f"{HOST}:far" in text and "local:near" in text, timeout=30,
                                       what="both machines' rows")
@@ -192,6 +192,8 @@ def test_host_options_that_cannot_go_together_are_bad_usage(home):
     assert both.returncode == 2 and b"--socket and --host" in both.stderr
     several = roost(env, "--host", "a", "--host", "b", "list")
     assert several.returncode == 2 and b"several --host are for the hub" in several.stderr
+    here = roost(env, "--host", "local", "ping")        # `local` is this machine: no ssh
+    assert here.returncode == 0, here.stderr
 
 
 def test_a_jobs_commands_ignore_roost_host(daemon):

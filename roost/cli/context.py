@@ -50,7 +50,8 @@ class Context:
         self.stderr = stderr
         self.version_checked = False
         self.hosts = list(hosts)       # --host (or ROOST_HOST): other machines' daemons
-        self.host = self.hosts[0] if len(self.hosts) == 1 else None
+        # `local` names this machine (as in the hub's list): no ssh for it.
+        self.host = self.hosts[0] if len(self.hosts) == 1 and self.hosts[0] != "local" else None
 
     def client(self, autostart=True, check_version=True):
         if self.host:

@@ -53,7 +53,8 @@ Options:
   --socket=PATH  talk to the daemon on this socket (default: $ROOST_SOCKET,
                  else $ROOST_HOME/roost.sock)
   --host=HOST    run the command against HOST's daemon, through `ssh HOST roost
-                 proxy` (default: $ROOST_HOST); the hub takes several
+                 proxy` (default: $ROOST_HOST; `local` is this machine);
+                 the hub takes several
   -h --help      show this help
   --version      show roost's version (and a build's commit and glibc floor)
 

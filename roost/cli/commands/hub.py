@@ -7,14 +7,17 @@ x rm, R respawn, n rename, P pin, J/K move in the group, / filter, e the event f
 t the board, ? help, q quit. NO_COLOR=1 (or TERM=dumb) draws it without colours or
 glyphs.
 
-Other machines: `roost --host A --host B hub` (or roost.json's `hosts`, where `local`
-is this machine) shows their jobs in one view, each row marked with its host; a key on
+Other machines: `roost hub --host A --host B` (or `roost --host A --host B hub`, or
+roost.json's `hosts`; `local` is this machine) shows their jobs in one view, each row marked with its host; a key on
 a row goes to its host. A machine that drops is shown as down and tried again (backoff
 to a minute). The board shown is the first machine's.
 
 Usage:
-  roost hub
+  roost hub [--host=HOST...]
   roost hub --help
+
+Options:
+  --host=HOST  a machine to show (several may be given; `local` is this one)
 """
 
 import os
@@ -27,12 +30,13 @@ from roost.client.connection import connect
 SSH_TIMEOUT_S = 15     # a host that does not answer holds the screen no longer than this
 
 
-def links_of(ctx):
+def links_of(ctx, named=()):
     """One Link per machine: this one's alone, or each named one's (ssh's own messages
     kept off the screen, in a file the link reads its why from)."""
     from roost.hub.links import Link
 
-    names = ctx.hosts or hosts.hosts_of(hosts.settings(ctx.env))
+    names = [hosts.check_host(name) if name != hosts.LOCAL else name for name in list(ctx.hosts) + list(named)]
+    names = list(dict.fromkeys(names)) or hosts.hosts_of(hosts.settings(ctx.env))
     if not names:
         return [Link(hosts.LOCAL, None, tagged=False, client=ctx.client())]
 
@@ -56,7 +60,7 @@ def main(opts, ctx):
         ctx.stderr.write("roost hub: it needs a terminal (`roost list` prints the jobs)\n")
         return ExitStatus.USAGE
     try:
-        links = links_of(ctx)
+        links = links_of(ctx, opts.get("--host") or ())
     except hosts.BadSetting as error:
         ctx.stderr.write(f"roost hub: {error}\n")
         return ExitStatus.USAGE
