@@ -22,7 +22,7 @@ def candidates(words, env, socket_override=None):
     words = list(words) or [""]
     current, before = words[-1], words[:-1]
     if not before:
-        names = list(COMMANDS) + ["--help", "--version", "--socket="]
+        names = list(COMMANDS) + ["--help", "--version", "--socket=", "--host="]
         return [name for name in names if name.startswith(current)]
     command = before[0]
     entry = COMMANDS.get(command)

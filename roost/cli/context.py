@@ -23,7 +23,8 @@ def _one_call(client, op, args):
     try:
         return client.call(op, args or {})
     except Lost as error:
-        raise Unreachable(f"the daemon closed the connection during {op}: {error}")
+        where = " (its ssh said why above, if it could)" if client.process is not None else ""
+        raise Unreachable(f"the daemon closed the connection during {op}: {error}{where}")
     finally:
         client.close()
 
@@ -42,18 +43,36 @@ class InsideAJob(Exception):
 
 
 class Context:
-    def __init__(self, env, socket_override, stdout, stderr):
+    def __init__(self, env, socket_override, stdout, stderr, hosts=()):
         self.env = env
         self.socket = socket_override
         self.stdout = stdout
         self.stderr = stderr
         self.version_checked = False
+        self.hosts = list(hosts)       # --host (or ROOST_HOST): other machines' daemons
+        # `local` names this machine (as in the hub's list): no ssh for it.
+        self.host = self.hosts[0] if len(self.hosts) == 1 and self.hosts[0] != "local" else None
 
     def client(self, autostart=True, check_version=True):
-        client = connect(self.env, self.socket, autostart=autostart)
+        if self.host:
+            client = self.host_client(self.host)
+            check_version = False       # the version is in the other machine's lock file
+        else:
+            client = connect(self.env, self.socket, autostart=autostart)
         client.guard = self.refuse_the_persons_op
         if check_version:
             self.check_daemon_version()
+        return client
+
+    def host_client(self, host, stderr=None, timeout=None, own_session=False):
+        """HOST's daemon through `ssh HOST roost proxy` (roost.client.hosts)."""
+        from roost.client import hosts
+
+        try:
+            client = hosts.open_host(host, self.env, timeout=timeout, stderr=stderr, own_session=own_session)
+        except hosts.BadSetting as error:
+            raise Unreachable(str(error))
+        client.guard = self.refuse_the_persons_op
         return client
 
     def refuse_the_persons_op(self, op, args):
@@ -107,7 +126,8 @@ class Context:
     def call_once(self, op, args):
         """A request that must be taken once however often it is sent (M36)."""
         self.refuse_the_persons_op(op, args)
-        result = request_once(self.env, self.socket, op, args)
+        opener = (lambda: self.host_client(self.host)) if self.host else None
+        result = request_once(self.env, self.socket, op, args, opener)
         self.check_daemon_version()
         return result
 

@@ -40,19 +40,23 @@ COMMANDS = {
     "respawn": ("respawn", "start an ended job again"),
     "pin": ("pin", "pin a job (listed first, never reaped)"),
     "rename": ("rename", "rename a job"),
+    "proxy": ("proxy", "bridge stdin/stdout to this machine's daemon (what --host runs over ssh)"),
     "completion": ("completion", "print the shell completion script (bash, zsh, fish)"),
 }
 
 USAGE = """roost: run many coding agents on one machine, and keep them.
 
 Usage:
-  roost [--socket=PATH] <command> [<args>...]
+  roost [--socket=PATH | --host=HOST...] <command> [<args>...]
   roost -h | --help
   roost --version
 
 Options:
   --socket=PATH  talk to the daemon on this socket (default: $ROOST_SOCKET,
                  else $ROOST_HOME/roost.sock)
+  --host=HOST    run the command against HOST's daemon, through `ssh HOST roost
+                 proxy` (default: $ROOST_HOST; `local` is this machine);
+                 the hub takes several
   -h --help      show this help
   --version      show roost's version (and a build's commit and glibc floor)
 
@@ -100,6 +104,15 @@ def _in_a_terminal(stdout):
         return False
 
 
+def _host_of_environment(env):
+    """ROOST_HOST, outside a job: a job's own commands always go to the daemon that runs
+    it (ROOST_SOCKET), whatever the environment it inherited."""
+    host = env.get("ROOST_HOST")
+    if host and not (env.get("ROOST_JOB_ID") or env.get("PI_JOB_ID")):
+        return [host]
+    return []
+
+
 def main(argv, env=None, stdout=None, stderr=None):
     """Run one command; returns the exit status (never calls sys.exit)."""
     env = os.environ if env is None else env
@@ -113,6 +126,7 @@ def main(argv, env=None, stdout=None, stderr=None):
     from roost.cli.context import Context, ExitStatus, run_command
 
     socket_override = None
+    hosts = []
     args = list(argv)
     # Global options come before the command (docopt's options_first, by hand: cheaper).
     while args and args[0].startswith("-"):
@@ -129,6 +143,10 @@ def main(argv, env=None, stdout=None, stderr=None):
             socket_override = flag.split("=", 1)[1]
         elif flag == "--socket" and args:
             socket_override = args.pop(0)
+        elif flag.startswith("--host="):
+            hosts.append(flag.split("=", 1)[1])
+        elif flag == "--host" and args:
+            hosts.append(args.pop(0))
         else:
             stderr.write(f"roost: unknown option {flag}\n\n{usage_text()}")
             return ExitStatus.USAGE
@@ -142,5 +160,13 @@ def main(argv, env=None, stdout=None, stderr=None):
     if entry is None:
         stderr.write(f"roost: no command {name!r}; `roost --help` lists them\n")
         return ExitStatus.USAGE
-    context = Context(env, socket_override, stdout, stderr)
+    if not hosts and name != "proxy":      # the proxy serves its own machine, whatever the environment
+        hosts = _host_of_environment(env)
+    if hosts and socket_override:
+        stderr.write("roost: --socket and --host name two different daemons: give one\n")
+        return ExitStatus.USAGE
+    if len(hosts) > 1 and name != "hub":
+        stderr.write(f"roost {name}: it runs against one daemon; several --host are for the hub\n")
+        return ExitStatus.USAGE
+    context = Context(env, socket_override, stdout, stderr, hosts)
     return run_command(entry, name, args, context)

@@ -11,6 +11,9 @@ from roost.framing import MAX_LINE, MessageReader, encode_line
 from roost.unix import private_socket
 
 
+COMMAND_EXIT_S = 5
+
+
 class Unreachable(Exception):
     """No daemon answered and none could be started (CLI exit status 3)."""
 
@@ -33,8 +36,13 @@ class Lost(Exception):
 
 
 class Client:
-    def __init__(self, sock):
+    """One connection to a daemon: a unix socket of this machine's, or (`over_command`)
+    the pipes of a command that reaches another machine's (`ssh HOST roost proxy`).
+    Both look the same to the callers: `sock` is a socket they may select on."""
+
+    def __init__(self, sock, process=None):
         self.sock = sock
+        self.process = process      # the command carrying the bytes, when there is one
         self._reader = MessageReader(MAX_LINE)
         self._messages = collections.deque()   # read, not yet taken
         self._next_id = 0
@@ -65,8 +73,38 @@ class Client:
                 sock.close()
                 raise
 
+    @classmethod
+    def over_command(cls, argv, timeout=None, stderr=None, own_session=False):
+        """A connection through a command's stdin and stdout (an argv list, never a
+        shell string). One end of a socket pair is its stdin and stdout, so the
+        connection is a socket like a local one: select, timeouts and attach work alike.
+        `own_session`: away from the terminal (its Ctrl-c, its prompts), for a full-screen
+        caller; else ssh may ask for a passphrase on the terminal, as it does anywhere."""
+        import subprocess      # here: `roost list` on this machine does without it
+
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            process = subprocess.Popen(argv, stdin=theirs, stdout=theirs, stderr=stderr,
+                                       close_fds=True, start_new_session=own_session)
+        except OSError:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        ours.settimeout(timeout)
+        return cls(ours, process)
+
     def close(self):
         self.sock.close()
+        if self.process is not None:
+            import subprocess
+
+            # Its stdin closed: ssh ends once the other side hung up; a stuck one is ended.
+            try:
+                self.process.wait(COMMAND_EXIT_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
 
     def __enter__(self):
         return self
@@ -199,13 +237,14 @@ def new_request_id():
     return "cli-" + os.urandom(12).hex()
 
 
-def request_once(env, socket_override, op, args):
+def request_once(env, socket_override, op, args, opener=None):
     """M36: send with a fresh requestId; when the answer is lost, resend once on a new
-    connection with the same id (never after a refusal)."""
+    connection with the same id (never after a refusal). `opener()` makes each
+    connection (another machine's), else this machine's daemon is connected to."""
     args = dict(args)
     args.setdefault("requestId", new_request_id())
     for attempt in (1, 2):
-        client = connect(env, socket_override)
+        client = opener() if opener is not None else connect(env, socket_override)
         try:
             return client.call(op, args)
         except (Lost, ConnectionResetError, BrokenPipeError):

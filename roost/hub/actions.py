@@ -6,10 +6,15 @@ import curses
 from roost.client import terminal
 from roost.client.connection import Lost
 from roost.client.terminal import printable
+from roost.hub.links import job_id_of
 
 
 class DaemonLost(Exception):
-    """The hub's connection to the daemon closed."""
+    """The hub's connection to a daemon closed (`link`: which machine's, when several)."""
+
+    def __init__(self, why, link=None):
+        super().__init__(why)
+        self.link = link
 
 
 def _name(row):
@@ -17,17 +22,23 @@ def _name(row):
 
 
 def attach(hub, row):
-    """Leaves curses for the shared attach, on the hub's connection; back on detach."""
+    """Leaves curses for the shared attach, on the hub's connection to the row's machine;
+    back on detach."""
+    link = hub.link_of(row)
+    if link.client is None:
+        hub.status = f"attach: {link.name} is down"
+        return
     curses.endwin()
     try:
-        _, why = terminal.attach(hub.client, row["id"], 0, 1, on_other=hub.on_push)
+        _, why = terminal.attach(link.client, job_id_of(row), 0, 1,
+                                 on_other=lambda message: hub.on_push(link.message(message)))
         if why == terminal.LOST:
-            raise DaemonLost("during attach")
+            raise DaemonLost("the connection closed during attach", link)
         hub.status = f"detached from {_name(row)}" + (f": {printable(why)}" if why else "")
     except terminal.Refusal as refusal:
         hub.status = f"attach: {refusal.code}: {refusal.text}"
     except Lost as error:
-        raise DaemonLost(str(error))
+        raise DaemonLost(str(error), link)
     finally:
         hub.stdscr.refresh()           # curses takes the terminal back (its modes, its screen)
         hub.focus_reporting()

@@ -5,7 +5,11 @@ nothing but a timer for the ages it shows.
 
 Attaching (enter) leaves curses for roost.client.terminal's attach, the one `roost
 attach` uses, on the same connection: its pushes keep the rows while the person is
-attached, and on detach the hub draws again."""
+attached, and on detach the hub draws again.
+
+With machines named (`--host`, roost.json's `hosts`) it holds one connection per
+machine (roost.hub.links): a machine that drops is shown as down and tried again with
+backoff, its rows gone until it is back; a key on a row goes to the row's machine."""
 
 import curses
 import os
@@ -13,20 +17,20 @@ import select
 import time
 
 from roost.client import terminal
-from roost.client.connection import Lost, new_request_id
+from roost.client.connection import new_request_id
 from roost.hub import actions, views
-from roost.hub.actions import DaemonLost
 from roost.hub.editor import CANCEL, DONE, ESCAPE, LineEditor
 from roost.hub.fleet import Fleet
+from roost.hub.machines import Machines, receive
 from roost.hub.screen import age_changes_in, since_of
 
-FEED_AT_START = 100
 QUIT = "quit"
 
 
-class Hub:
-    def __init__(self, client, stdscr, painter):
-        self.client = client
+class Hub(Machines):
+    def __init__(self, links, stdscr, painter):
+        self.links = links            # roost.hub.links.Link, one per machine; the first holds the board
+        self.several = links[0].tagged
         self.stdscr = stdscr
         self.painter = painter
         self.fleet = Fleet()
@@ -43,43 +47,6 @@ class Hub:
         self._told_focus = False      # the job last told as looked at (False: none told yet)
 
     # -- the daemon -------------------------------------------------------------------
-
-    def start(self):
-        self.call("subscribe")                        # pushes from here on, then the state
-        rows = self.call("list", {})["jobs"]
-        # Rows pushed before the list answered are older than it: keep only the rest.
-        early = [message for message in self.client.pending_events if message.get("event") != "rows"]
-        self.client.pending_events = []
-        events = self.call("events", {"limit": FEED_AT_START}, quiet=True) or {}
-        tasks = self.call("task", {"action": "list"}, quiet=True) or {}
-        self.fleet.load(rows, events.get("events") or (), tasks.get("tasks"))
-        for message in early:
-            self.fleet.apply(message)
-
-    def call(self, op, args=None, quiet=False):
-        """One request on the hub's connection; its result, or None (the refusal shown)."""
-        try:
-            response = self.client.request(op, args or {})
-        except (Lost, OSError) as error:
-            raise DaemonLost(str(error))
-        if response.get("ok"):
-            return response.get("result") or {}
-        if not quiet:
-            self.status = f"{op}: {response.get('code')}: {response.get('error')}"
-        return None
-
-    def take_pushes(self):
-        messages = self.client.pending_events + self.client.take_messages()
-        self.client.pending_events = []
-        for message in messages:
-            if "event" in message:
-                self.on_push(message)
-        if self.fleet.board_stale:
-            self.fleet.board_stale = False
-            tasks = self.call("task", {"action": "list"}, quiet=True)
-            if tasks is not None:
-                self.fleet.set_tasks(tasks.get("tasks") or [])
-            self.take_pushes()
 
     def on_push(self, message):
         if message.get("event") == "notify":
@@ -99,26 +66,26 @@ class Hub:
     # -- the loop ---------------------------------------------------------------------
 
     def run(self, wake_read):
-        self.start()
+        self.start(wait=False)
         self.focus_reporting()
         while True:
             self.draw()
             self._report_focus()
-            ready, _, _ = select.select([0, self.client.sock, wake_read], [], [], self._timeout())
+            sockets = {link.client.sock: link for link in self.links if link.client is not None}
+            ready, _, _ = select.select([0, *sockets, wake_read], [], [], self._timeout())
             if wake_read in ready:
                 os.read(wake_read, 64)
                 self.resize()
             if 0 in ready:                # the person's keys before the pushes: they wait on the screen
-                if self._keys() == QUIT:
+                if self._guarded(lambda _: self._keys(), self.links[0]) == QUIT:
                     return
                 self.draw()
                 self._report_focus()
-            if self.client.sock in ready:
-                try:
-                    self.client.receive()
-                except (Lost, OSError) as error:
-                    raise DaemonLost(str(error))
+            for sock, link in sockets.items():
+                if sock in ready and link.client is not None:
+                    self._guarded(receive, link)
             self.take_pushes()
+            self._reconnect_due()
 
     def _keys(self):
         keys = []
@@ -144,23 +111,18 @@ class Hub:
         leaving turns that off: it is asked again after)."""
         os.write(1, b"\x1b[?1004h")
 
-    def _report_focus(self):
-        """The job looked at (selected while the terminal has the focus), told to the
-        daemon when it changes: no desktop notification goes to it."""
-        looked_at = self.selected_id if self.focused and self.pager is None else None
-        if looked_at != self._told_focus:
-            self._told_focus = looked_at
-            self.client.send("notify", {"action": "focus", "id": looked_at})   # its answer is not awaited
-
     def _timeout(self):
         """Until an age on screen says something else (None: nothing changes by itself)."""
+        now = time.monotonic()
+        retries = [max(0.0, (link.connecting[1] if link.connecting else link.retry_at) - now)
+                   for link in self.links if link.client is None or link.connecting]
         if self.pager is not None:
-            return None
+            return min(retries) if retries else None
         now = int(time.time() * 1000)
         changes = [age_changes_in(since_of(entry[1], entry[2]), now) for entry in
                    (self.entries[index] for index in self.painter.shown if index < len(self.entries))
                    if entry[0] == "row"]
-        changes = [change for change in changes if change is not None]
+        changes = [change for change in changes if change is not None] + retries
         return min(changes) if changes else None
 
     def resize(self):

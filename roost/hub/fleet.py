@@ -42,6 +42,7 @@ class Fleet:
         self.layout = 0                  # bumped when the groups or their order may change
         self._counts = (None, None)      # (layout, counts)
         self.board_stale = False         # a board push came: the tasks are read again
+        self.hosts = None                # several machines: each one's state, as text
 
     # -- what the daemon says ---------------------------------------------------------
 
@@ -55,6 +56,33 @@ class Fleet:
             self.tasks = tasks
         self.version += 1
         self.layout += 1
+
+    def load_host(self, host, rows, events=(), tasks=None):
+        """Several machines: one machine's rows anew (it came up, or back)."""
+        self.drop_host(host)
+        for row in rows:
+            self._keep(row)
+        self.feed.extend(events)
+        if tasks is not None:
+            self.tasks = tasks
+
+    def drop_host(self, host):
+        """A machine that went down: its rows go (it says nothing of them now)."""
+        for job_id in [job_id for job_id, row in self.rows.items() if row.get("host") == host]:
+            del self.rows[job_id]
+        if self.concierge is not None and self.concierge.get("host") == host:
+            self.concierge = None
+        self.version += 1
+        self.layout += 1
+
+    def set_hosts(self, texts):
+        if texts != self.hosts:
+            self.hosts = texts
+            self.version += 1
+            self.layout += 1
+
+    def hosts_line(self):
+        return ("hosts: " + "   ".join(self.hosts)) if self.hosts else None
 
     def set_tasks(self, tasks):
         self.tasks = tasks

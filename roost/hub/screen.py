@@ -64,6 +64,16 @@ def row_text(row, group, reason):
     return row.get("summary") or row.get("task") or ""
 
 
+def extra_lines(fleet):
+    """The lines above the list: the machines' states, the concierge's, the board's."""
+    return (fleet.hosts_line(), fleet.concierge_line(), fleet.board_line())
+
+
+def host_mark(row):
+    """`box:` before a row's name when the hub shows several machines."""
+    return f"{printable(row['host'], 16)}:" if row.get("host") else ""
+
+
 class Painter:
     def __init__(self, stdscr, plain):
         self.stdscr = stdscr
@@ -114,7 +124,7 @@ class Painter:
 
     def _list_top(self, fleet):
         """The first row of the list: below the header, the concierge's and the board's lines."""
-        return 1 + sum(1 for extra in (fleet.concierge_line(), fleet.board_line()) if extra)
+        return 1 + sum(1 for extra in extra_lines(fleet) if extra)
 
     def list_room(self, fleet):
         height, width = self.size
@@ -133,7 +143,7 @@ class Painter:
             header += f"   filter: {printable(fleet.filter, 40)}"
         self.put(0, 0, header, curses.A_BOLD)
         y = 1
-        for extra in (fleet.concierge_line(), fleet.board_line()):
+        for extra in extra_lines(fleet):
             if extra:
                 self.put(y, 0, printable(extra, 500), self.styles["dim"])
                 y += 1
@@ -164,7 +174,7 @@ class Painter:
         _, row, group, reason = entry
         cursor = self.glyphs["cursor"] if chosen else " "
         pin = self.glyphs["pinned"] if row.get("pinned") else " "
-        name = printable(row.get("name") or row["id"], 18)
+        name = host_mark(row) + printable(row.get("name") or row["id"], 18)
         when = age(since_of(row, group), now)
         text = printable(row_text(row, group, reason), 500)
         line = f"{cursor}{pin}{self.glyphs[group]} {name:<18} {when:>4}  {text}"

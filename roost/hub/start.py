@@ -23,8 +23,8 @@ def _can_draw():
     return bool(curses.tigetstr("cup"))
 
 
-def _print_once(client):
-    hub = Hub(client, None, None)
+def _print_once(links):
+    hub = Hub(links, None, None)
     try:
         hub.start()
     except DaemonLost as error:
@@ -34,11 +34,12 @@ def _print_once(client):
     return None
 
 
-def run(client, env):
-    """The hub until the person quits; None, or why it ended (the daemon was lost)."""
+def run(links, env):
+    """The hub until the person quits, on its machines (roost.hub.links); None, or why it
+    ended (the daemon was lost: with machines named, one that drops is tried again)."""
     locale.setlocale(locale.LC_ALL, "")
     if not _can_draw():
-        return _print_once(client)
+        return _print_once(links)
     plain = plain_wanted(env, locale.getpreferredencoding(False))
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)
@@ -60,7 +61,7 @@ def run(client, env):
         stdscr.nodelay(True)
         stdscr.keypad(True)
         signal.signal(signal.SIGWINCH, poke)      # after initscr: curses' own handler is replaced
-        Hub(client, stdscr, Painter(stdscr, plain)).run(wake_read)
+        Hub(links, stdscr, Painter(stdscr, plain)).run(wake_read)
         return None
     except DaemonLost as error:
         return f"the daemon closed the connection ({error})"

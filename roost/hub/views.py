@@ -4,7 +4,7 @@ import time
 
 from roost.client.terminal import printable
 from roost.hub.fleet import TITLES
-from roost.hub.screen import PLAIN_GLYPHS, age, row_text, since_of
+from roost.hub.screen import PLAIN_GLYPHS, age, extra_lines, host_mark, row_text, since_of
 
 HELP = """\
 roost hub: the whole fleet on one screen, live (the daemon pushes every change).
@@ -58,11 +58,11 @@ def board_lines(tasks, board_line):
 
 def plain_lines(fleet, now_ms):
     """The groups as plain text, for a terminal that cannot draw a screen (TERM=dumb)."""
-    lines = [line for line in (fleet.concierge_line(), fleet.board_line()) if line]
+    lines = [line for line in extra_lines(fleet) if line]
     for group, rows in fleet.groups():
         lines.append(f"{PLAIN_GLYPHS[group]} {TITLES[group]} ({len(rows)})")
         for row, reason in rows:
             since = since_of(row, group)
-            name = printable(row.get("name") or row["id"], 18)
+            name = host_mark(row) + printable(row.get("name") or row["id"], 18)
             lines.append(f"  {name:<18} {age(since, now_ms):>4}  {printable(row_text(row, group, reason), 500)}")
     return lines or ["no jobs yet: `roost run` starts one"]

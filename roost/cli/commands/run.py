@@ -1,6 +1,7 @@
 """Start a job: a command on a pty of its own, or an agent from a profile in roost.json.
 With --profile the words are the agent's task; after `--` they are a command that
-replaces the profile's. The job gets this environment and runs here unless --cwd says.
+replaces the profile's. The job gets this environment and runs here unless --cwd says (with --host: the other
+machine's environment, and --cwd, else this directory's path, is a directory there).
 With --as-me the job is your own shell: its processes may do what you may (dispatch,
 reply, keys, approve...), which a job's processes may not otherwise; its row says
 `person: true`.
@@ -62,10 +63,15 @@ def dispatch_args(opts, ctx, command):
 
     words = list(opts["<command>"] or [])
     cwd = os.path.abspath(opts["--cwd"] or ctx.env.get("PWD") or os.getcwd())
-    if not os.path.isdir(cwd):
+    if ctx.host:
+        # On another machine the job gets that machine's environment (its daemon's user's),
+        # and the directory is that machine's: its daemon says when there is none.
+        environ = {}
+    elif not os.path.isdir(cwd):
         ctx.stderr.write(f"roost {command}: {cwd} is not a directory\n")
         return None
-    environ = user_environ(ctx.env)
+    else:
+        environ = user_environ(ctx.env)
     for name in _THE_TERMINALS_OWN:
         environ.pop(name, None)
     for name in [name for name, value in environ.items() if not is_text(name) or not is_text(value)]:
