@@ -20,7 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from roost.client.connection import Client  # noqa: E402
-from roost.jobs.recovery import jobs_with_processes  # noqa: E402
+from roost.jobs.processes import jobs_with_processes  # noqa: E402
 from benchkit import wait  # noqa: E402
 
 JOBS = 200

@@ -15,25 +15,41 @@ POLL_S = 0.05
 KILL_WAIT_S = 5.0
 
 
-def job_processes(job_id):
-    """Pids of this user's processes whose environment names the job (either name).
-    A zombie shows an empty environment, so what has ended is not counted."""
-    markers = (f"\0ROOST_JOB_ID={job_id}\0".encode(), f"\0PI_JOB_ID={job_id}\0".encode())
+def _own_environs(skip=None):
+    """(pid, environment with a leading NUL) of each of this user's live processes; a
+    zombie shows an empty environment, so what has ended carries nothing."""
     uid = os.getuid()
-    me = os.getpid()
-    found = []
     for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == me:
+        if not name.isdigit() or int(name) == skip:
             continue
         try:
             if os.stat(f"/proc/{name}").st_uid != uid:
                 continue
             with open(f"/proc/{name}/environ", "rb") as handle:
-                environ = b"\0" + handle.read()
+                yield int(name), b"\0" + handle.read()
         except OSError:
             continue
-        if markers[0] in environ or markers[1] in environ:
-            found.append(int(name))
+
+
+def job_processes(job_id):
+    """Pids of this user's processes whose environment names the job (either name)."""
+    markers = (f"\0ROOST_JOB_ID={job_id}\0".encode(), f"\0PI_JOB_ID={job_id}\0".encode())
+    return [pid for pid, environ in _own_environs(skip=os.getpid())
+            if markers[0] in environ or markers[1] in environ]
+
+
+_ID_MARKERS = (b"\0ROOST_JOB_ID=", b"\0PI_JOB_ID=")
+
+
+def jobs_with_processes():
+    """The job ids some live process of this user carries (one pass over /proc)."""
+    found = set()
+    for _pid, environ in _own_environs():
+        for marker in _ID_MARKERS:
+            start = environ.find(marker)
+            if start >= 0:
+                end = environ.find(b"\0", start + len(marker))
+                found.add(environ[start + len(marker):end].decode("utf-8", "replace"))
     return found
 
 

@@ -15,20 +15,19 @@ profile, row history and reply book are its record's):
 """
 
 import logging
-import os
 import uuid
 
 import gevent
 
 from roost.errors import RoostError
 from roost.jobs import profiles
+from roost.jobs.processes import jobs_with_processes
 from roost.jobs.record import now_ms
 
 log = logging.getLogger(__name__)
 
 MACHINE_RESTARTED = "the machine restarted"
 SESSION_ID = "{sessionId}"
-_MARKERS = (b"\0ROOST_JOB_ID=", b"\0PI_JOB_ID=")
 
 
 def give_session_id(launch):
@@ -41,28 +40,6 @@ def give_session_id(launch):
     launch["argv"] = [session if item == SESSION_ID else item for item in argv]
     if resume:
         launch["resumeCommand"] = [session if item == SESSION_ID else item for item in resume]
-
-
-def jobs_with_processes():
-    """The job ids some live process of this user carries (one pass over /proc)."""
-    found = set()
-    uid = os.getuid()
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            if os.stat(f"/proc/{name}").st_uid != uid:
-                continue
-            with open(f"/proc/{name}/environ", "rb") as handle:
-                environ = b"\0" + handle.read()
-        except OSError:
-            continue
-        for marker in _MARKERS:
-            start = environ.find(marker)
-            if start >= 0:
-                end = environ.find(b"\0", start + len(marker))
-                found.add(environ[start + len(marker):end].decode("utf-8", "replace"))
-    return found
 
 
 def restarted(runner, unheld):
