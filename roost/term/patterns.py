@@ -27,11 +27,14 @@ class _Linear:
     """An RE2 pattern that says its `pattern` as it was given (what `roost explain` and
     the timeline show), not as translated for RE2."""
 
-    __slots__ = ("_compiled", "pattern")
+    __slots__ = ("_compiled", "pattern", "search", "finditer")
 
     def __init__(self, compiled, pattern):
         self._compiled = compiled
         self.pattern = pattern
+        # What each reading of a screen calls, bound once: no lookup through __getattr__.
+        self.search = compiled.search
+        self.finditer = compiled.finditer
 
     def __getattr__(self, name):
         return getattr(self._compiled, name)
