@@ -2,7 +2,7 @@
 Mercurial's command server builds its own); the ops reach them through `call.services`.
 
     config, keeper, feed -> bus -> jobs -> runner -> links -> replies, reaper, launcher
-    jobs, runner, replies -> timelines (each job's flight recorder)
+    jobs, runner, replies -> timelines (each job's flight recorder) -> sessions (each agent's own)
     jobs -> directory -> messenger -> watches (peers) -> board, its actions -> workspaces -> radar
     jobs, launcher -> schedules (the book) -> scheduler (their one timer)
     bus -> orders; jobs, launcher, replies, subscribers, orders -> concierge -> digests
@@ -39,6 +39,7 @@ from roost.jobs.record import now_ms
 from roost.jobs.registry import JobRegistry
 from roost.jobs.replies import ReplyDesk
 from roost.jobs.runner import JobRunner
+from roost.jobs.sessions import SessionFinder
 from roost.jobs.timeline import Timelines
 from roost.keeper.client import KeeperClient
 from roost.notify.notifier import Notifier
@@ -86,6 +87,7 @@ class Services:
         # Every part that starts jobs (dispatch, spawn, the board, schedules) starts them here.
         self.launcher = Launcher(self.jobs, self.runner, self.replies, self.config)
         self.timelines = Timelines(self.jobs)
+        self.sessions = SessionFinder(self.jobs, self.timelines)
         self.directory = PeerDirectory(self.jobs)
         self.messenger = Messenger(self.directory, self.runner, self.replies, self.links, self.bus)
         self.watches = Watches(home, self.jobs, self.directory, self.messenger)
@@ -116,9 +118,9 @@ class Services:
         self.runner.on_started.append(self.replies.kick)     # a started run's replies are typed
         self.runner.on_adopted.append(self.replies.resume)   # and an adopted one's waiting ones
         checks = self.workspaces.checks
-        for hook in (self.timelines.row_changed, self.reaper.row_changed, self.subscribers.row_changed,
-                     self.board_actions.row_changed, checks.row_changed, self.concierge.row_changed,
-                     self.notifier.row_changed, self.radar.row_changed):
+        for hook in (self.timelines.row_changed, self.sessions.row_changed, self.reaper.row_changed,
+                     self.subscribers.row_changed, self.board_actions.row_changed, checks.row_changed,
+                     self.concierge.row_changed, self.notifier.row_changed, self.radar.row_changed):
             self.jobs.on_row_change.append(hook)
         for hook in (self.subscribers.removed, self.board_actions.removed, checks.removed, self.notifier.removed):
             self.jobs.on_remove.append(hook)

@@ -11,7 +11,7 @@ import gevent.event
 from roost import args as read
 from roost.errors import RoostError, bad_request
 from roost.jobs import launch as launching
-from roost.jobs import builtin_profiles, profiles, recovery
+from roost.jobs import builtin_profiles, profiles, sessions
 from roost.term.screen.screen import MAX_SIZE
 
 TASK_LIMIT = 200
@@ -75,7 +75,7 @@ def read_dispatch(args, config):
     restart = read.choice(args, "restart", ("always", "never"), default=None)
     if restart:
         launch["restart"] = restart      # "always": started again after the machine restarts
-    recovery.give_session_id(launch)
+    sessions.give(launch)
     if launch["protocol"] is None:
         launch["protocol"] = False
     if launch["person"] is None:

@@ -11,7 +11,7 @@ builtin_profiles) whole.
 import json
 
 from roost.errors import RoostError, bad_request
-from roost.jobs import builtin_profiles
+from roost.jobs import builtin_profiles, sessions
 from roost.term import patterns
 
 TASK_MODES = ("type", "argv")
@@ -144,6 +144,9 @@ def apply(launch, config, task):
         launch["resumeCommand"] = _argv(resume, f"agentProfiles.{name}.resume")
     if launch.get("resumeCommand"):
         launch["resumable"] = True
+    source = sessions.check_source(profile.get("sessionFrom"), f"agentProfiles.{name}.sessionFrom")
+    if source is not None:
+        launch["sessionFrom"] = source      # where the agent's own session id is found
     mode = profile.get("task", "type")
     if mode not in TASK_MODES:
         raise bad_request(f"agentProfiles.{name}.task must be one of {', '.join(TASK_MODES)}")

@@ -6,8 +6,9 @@ profile, row history and reply book are its record's):
 - a launch with `restart: "always"` (a dev server, a watcher) is started again with its
   own argv;
 - a resumable one (its profile has `resume`) is started with its resume argv, which for
-  an agent that takes a session id names the job's own (`{sessionId}`, given at launch:
-  Claude Code's `--session-id`, then `--resume`), never another job's;
+  an agent that keeps sessions by id names the job's own (`{sessionId}`, roost.jobs.
+  sessions: given at launch, or found in the agent's session files), never another
+  job's; one whose id was never found starts anew with its command;
 - the others end `failed` with "the machine restarted" (one that had said it was
   `done` stays done), their last screen kept.
 
@@ -15,31 +16,17 @@ profile, row history and reply book are its record's):
 """
 
 import logging
-import uuid
 
 import gevent
 
 from roost.errors import RoostError
-from roost.jobs import profiles
+from roost.jobs import profiles, sessions
 from roost.jobs.processes import jobs_with_processes
 from roost.jobs.record import now_ms
 
 log = logging.getLogger(__name__)
 
 MACHINE_RESTARTED = "the machine restarted"
-SESSION_ID = "{sessionId}"
-
-
-def give_session_id(launch):
-    """A launch whose argv or resume argv names `{sessionId}` gets an id of its own (a
-    UUID, as Claude Code takes), put in both."""
-    argv, resume = launch.get("argv") or [], launch.get("resumeCommand") or []
-    if SESSION_ID not in argv and SESSION_ID not in resume:
-        return
-    session = launch["sessionId"] = str(uuid.uuid4())
-    launch["argv"] = [session if item == SESSION_ID else item for item in argv]
-    if resume:
-        launch["resumeCommand"] = [session if item == SESSION_ID else item for item in resume]
 
 
 def restarted(runner, unheld):
@@ -95,4 +82,5 @@ def _how(job, config):
         profile = {}
     if isinstance(profile, dict) and profile.get("autoResume") is False:
         return None
-    return launch["resumeCommand"]
+    # No session of its own was ever found: nothing of it to resume, and never another's.
+    return sessions.resume_argv(launch) or launch.get("argv")

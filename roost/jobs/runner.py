@@ -12,7 +12,7 @@ import os
 import gevent
 
 from roost.errors import RoostError
-from roost.jobs import builtin_profiles, launch, processes
+from roost.jobs import builtin_profiles, launch, processes, sessions
 from roost.jobs.record import END_STATES, LIVE_STATES, now_ms
 from roost.jobs.run_end import MAX_QUICK_DEATHS, QUICK_DEATH_MS, RunEnds, recorded_exit
 from roost.jobs.unread import UnreadWatch
@@ -51,6 +51,8 @@ class JobRunner:
         then failed with that reason."""
         # `{bundle}/` arguments name this release's own files (roost.jobs.builtin_profiles).
         argv = builtin_profiles.expand(argv or job.launch["argv"])
+        # `{jobDir}` and `{sessionId}`: the job's own directory and conversation.
+        argv = sessions.fill(argv, self.registry.job_dir(job), job.launch)
         first = job.state is None
         self._retire(job)
         self.registry.move(job, "starting")
@@ -190,8 +192,7 @@ class JobRunner:
         if job.run.active:
             return job
         self._wait_backoff(job, restart)
-        resume = job.launch.get("resumeCommand")
-        return self.start(job, argv=resume or None)
+        return self.start(job, argv=sessions.resume_argv(job.launch))
 
     def _wait_backoff(self, job, restart):
         runs = job.record.get("runs") or {}

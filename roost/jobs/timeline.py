@@ -9,6 +9,7 @@ Entries (`at`: ms since the epoch, `kind`, and the kind's own fields):
 | `typed` | roost typed text into the terminal | `text`, `from` (a reply, or an agent item's kind), `mode`, `submitted`, `error`, `into` (`dialog` when it answered one) |
 | `keys` | a person's named keys (`roost keys`) | `keys`, `into` |
 | `started` / `adopted` | a run began, or a daemon took over a run an earlier one started | `argv`, `pid` |
+| `session` | the agent's own session id was found (roost.jobs.sessions) | `id`, `file` (where it was found), `before` (the id it replaced, or null) |
 
 It is a diagnostic record, not state: entries are queued and appended by one greenlet
 off the path of whatever they record, with no fsync (a crash may lose the last few, and

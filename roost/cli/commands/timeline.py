@@ -55,6 +55,8 @@ def line(entry, screens=False):
         return f"{at} keys{' into a dialog' if entry.get('into') else ''}: {' '.join(entry.get('keys') or [])}"
     if kind in ("started", "adopted"):
         return f"{at} {kind}: pid {entry.get('pid')} {' '.join(entry.get('argv') or [])}"
+    if kind == "session":
+        return f"{at} session: the agent's own is {entry.get('id')} ({entry.get('file')})"
     return f"{at} {kind}"
 
 
