@@ -41,6 +41,7 @@ COMMANDS = {
     "pin": ("pin", "pin a job (listed first, never reaped)"),
     "rename": ("rename", "rename a job"),
     "proxy": ("proxy", "bridge stdin/stdout to this machine's daemon (what --host runs over ssh)"),
+    "service": ("service", "start roost at login: install or remove a systemd --user unit"),
     "completion": ("completion", "print the shell completion script (bash, zsh, fish)"),
 }
 
