@@ -387,6 +387,9 @@ def versions(bin_dir, agent):
 
 
 def main(names):
+    if "reboot" in names:       # a machine restart under the real agents (bench/try_reboot.py)
+        import try_reboot
+        return try_reboot.main([name for name in names if name != "reboot"])
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     chosen = [name for name in AGENTS if not names or name in names]
     folder = tempfile.mkdtemp(prefix="try-agents-")
@@ -395,6 +398,7 @@ def main(names):
     from run import load_stored
     # The agents not tried this time keep their last figures.
     figures = {"agents": dict(((load_stored().get("agents") or {}).get("figures") or {}).get("agents") or {})}
+    figures["reboot"] = ((load_stored().get("agents") or {}).get("figures") or {}).get("reboot")
     try:
         built_in = {entry["name"]: entry for entry in daemon.call("profiles")["profiles"]}
         from roost.jobs import builtin_profiles
@@ -463,6 +467,8 @@ def report(figures):
                          + (f"; failed: {'; '.join(failed)}" if failed else ""))
             if run["start"] != "ready":
                 notes += [f"  - {'ok' if check[1] else 'FAILED'}: {check[0]}" for check in run["checks"]]
+    import try_reboot
+    notes.append(try_reboot.report(figures.get("reboot")))
     return "\n".join(lines + [""] + notes + ["", (
         "Each agent at its pinned version, offline in a network namespace with only loopback, against the fake "
         "model; each job from its built-in profile with no roost.json. `ready`: a session with every start-up "
