@@ -264,7 +264,8 @@ def report(figures):
              "home, a turn each with a marker of its own, kill -9 of the keeper, the daemon and every job at once, "
              "a new daemon; each job must come back waiting with its own session id and its second turn's "
              "request must carry its own earlier marker, not the other job's "
-             f"({figures.get('at', '?')}). Tried once with Codex's former resume, `codex resume --last`: "
+             f"({figures.get('at', '?')}; every agent's jobs in one daemon and one power cut, so the figures of "
+             "one run share the 2 cores). Tried once with Codex's former resume, `codex resume --last`: "
              "codex-2's resumed request carried codex-1's marker and not its own, and codex-1 came back on an "
              "error screen (`r retry  f fork`), its second turn never sent.", ""]
     for agent, entry in figures["agents"].items():
