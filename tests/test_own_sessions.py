@@ -131,3 +131,10 @@ def test_a_bad_session_source_is_refused(daemon, tmp_path):
         daemon.call("dispatch", kind="shell", cwd=str(tmp_path), command=[], env={}, name="",
                     sessionFile="", origin="dispatch", profile="bad")
     assert refused.value.code == "bad_request" and "group named id" in refused.value.text
+    # A resume that names {sessionId} with nothing to give it one could never resume.
+    write_config(daemon.home, {"agentProfiles": {"unfilled": {
+        "command": [PYTHON, AGENT, "codex"], "resume": [PYTHON, AGENT, "codex", "resume", "{sessionId}"]}}})
+    with pytest.raises(Refused) as refused:
+        daemon.call("dispatch", kind="shell", cwd=str(tmp_path), command=[], env={}, name="",
+                    sessionFile="", origin="dispatch", profile="unfilled")
+    assert refused.value.code == "bad_request" and "sessionFrom" in refused.value.text

@@ -51,9 +51,14 @@ SOURCES = ("openFile", "newestFile")
 
 def give(launch):
     """A launch whose command names `{sessionId}` gets an id of its own (a UUID, as
-    Claude Code takes), put in its command and its resume alike."""
+    Claude Code takes), put in its command and its resume alike. A resume that names
+    it with nothing to provide it is refused."""
     argv, resume = launch.get("argv") or [], launch.get("resumeCommand") or []
     if SESSION_ID not in argv:
+        if SESSION_ID in resume and not launch.get("sessionFrom"):
+            # It could never be filled: every resume would start anew, silently.
+            raise bad_request("the resume names {sessionId}, but neither the command (which would be given "
+                              "one) nor a sessionFrom (where the agent's own is found) provides it")
         return
     session = launch["sessionId"] = str(uuid.uuid4())
     launch["argv"] = [session if item == SESSION_ID else item for item in argv]
