@@ -121,6 +121,8 @@ def test_respawn_resumes_the_found_session(daemon, tmp_path):
     daemon.call("respawn", id=job_id)
     wait_for(lambda: f"resumed session {session}" in output(daemon.home, job_id), what="the resume")
     assert "earlier: before the stop" in output(daemon.home, job_id)
+    shown = daemon.cli("timeline", job_id)
+    assert shown.returncode == 0 and f"session: the agent's own is {session}".encode() in shown.stdout
 
 
 def test_a_bad_session_source_is_refused(daemon, tmp_path):

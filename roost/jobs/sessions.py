@@ -26,7 +26,8 @@ Two words in a profile's command and resume stand for what is the job's own:
 
 The id is looked for whenever the row's status changes (a turn begins or ends) while
 none is known, then at each turn's end (an agent that moves on to a new conversation,
-Codex's `/new`, is followed). A new id goes into the launch record, then the job's
+Codex's `/new`, is followed); a look at open files walks /proc in the threadpool (~15 ms
+with 300 processes, measured here). A new id goes into the launch record, then the job's
 timeline (`session`) and the feed. A resume that names `{sessionId}` while none was
 ever found is not run: the job starts anew with its command (no turn of it was seen,
 so there is nothing of its own to resume, and another job's must never be taken).
