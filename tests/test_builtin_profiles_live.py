@@ -177,7 +177,9 @@ def test_a_profile_copied_from_profiles_json_reads_the_dialog_as_the_built_in_on
     as written); a copy in roost.json reads aider's "create a git repo?" as a dialog."""
     listed = json.loads(daemon.cli("profiles", "--json").stdout)
     aider = {entry["name"]: entry for entry in listed["profiles"]}["aider"]["profile"]
-    assert aider["term"]["dialog"] and aider["command"] == ["aider"]
+    # As written: the job's own directory is filled in when it starts.
+    assert aider["term"]["dialog"]
+    assert aider["command"] == ["aider", "--chat-history-file", "{jobDir}/aider.chat.history.md"]
     pi = {entry["name"]: entry for entry in listed["profiles"]}["pi"]["profile"]
     assert any(word.startswith("{bundle}/") for word in pi["command"])   # as written, not expanded
     write_config(daemon.home, {"agentProfiles": {"my-aider": aider}})

@@ -82,5 +82,9 @@ def _how(job, config):
         profile = {}
     if isinstance(profile, dict) and profile.get("autoResume") is False:
         return None
-    # No session of its own was ever found: nothing of it to resume, and never another's.
-    return sessions.resume_argv(launch) or launch.get("argv")
+    resume = sessions.resume_argv(launch)
+    if resume is None:
+        # No session of its own was ever found: nothing of it to resume, and never another's.
+        log.info("job %s: no session of its agent's own was found: it starts anew", job.id)
+        return launch.get("argv")
+    return resume
