@@ -156,10 +156,17 @@ def make_private_dir(path):
 def remove_tree(path):
     """Remove a directory roost made (a job's), durably gone from its parent."""
     def remove():
-        try:
-            shutil.rmtree(path)
-        except FileNotFoundError:
-            return
+        for attempt in range(3):
+            try:
+                shutil.rmtree(path)
+                break
+            except FileNotFoundError:
+                return
+            except OSError as error:
+                # A file made in it while it was being emptied (a writer of the job's that
+                # had not heard yet): empty it again.
+                if error.errno != errno.ENOTEMPTY or attempt == 2:
+                    raise
         parent = os.path.dirname(path)
         try:
             fsync_dir(parent)

@@ -46,7 +46,7 @@ class Timelines:
 
     def __init__(self, registry):
         self.registry = registry
-        self._queue = []           # (job directory, entry)
+        self._queue = []           # (job, entry)
         self._writer = None
         self._last_input = {}      # job id -> (ms, who) of the last text or keys into it
 
@@ -56,7 +56,7 @@ class Timelines:
             return
         if len(self._queue) >= MAX_QUEUED:
             del self._queue[:len(self._queue) - MAX_QUEUED + 1]
-        self._queue.append((job.job_dir, dict({"at": now_ms(), "kind": kind}, **fields)))
+        self._queue.append((job, dict({"at": now_ms(), "kind": kind}, **fields)))
         if self._writer is None or self._writer.dead:
             self._writer = gevent.spawn(self._write_queued)
 
@@ -114,9 +114,14 @@ class Timelines:
         while self._queue:
             batch, self._queue = self._queue, []
             lines = {}
-            for directory, entry in batch:
-                lines.setdefault(directory, []).append(codec.encode(entry) + b"\n")
-            for directory, encoded in lines.items():
+            for job, entry in batch:
+                lines.setdefault(job, []).append(codec.encode(entry) + b"\n")
+            for job, encoded in lines.items():
+                # A job being removed: its directory is going (in the threadpool, so
+                # this loop runs meanwhile), and a file made in it now would stop that.
+                if job.removed:
+                    continue
+                directory = job.job_dir
                 try:
                     append(directory, encoded)
                 except FileNotFoundError:
