@@ -6,6 +6,10 @@ judged again later, or by a daemon started since, does not move the reset. The s
 text seen again once that reset has passed is a new limit.
 """
 
+import time
+
+from roost.errors import RoostError
+from roost.jobs import profiles
 from roost.jobs.record import now_ms
 from roost.term import resets
 
@@ -68,3 +72,24 @@ def known_reset(jobs, provider, now=None):
     future = [job.record["resetsAt"] for job in jobs
               if job.live and parked(job.record) and provider_of(job) == provider and job.record["resetsAt"] > now]
     return max(future, default=None)
+
+
+def known_limit(launcher, args):
+    """(provider, resetsAt) when a launch of `args` would start into a usage limit that a
+    parked job of the same provider waits at; else None. A launch without a profile, or
+    whose profile does not resolve (its launch says why), has none."""
+    name = args.get("profile") if isinstance(args, dict) else None
+    if not isinstance(name, str) or not name:
+        return None
+    try:
+        profile = profiles.find(launcher.config.current(), name)
+    except RoostError:
+        return None
+    provider = profile.get("provider") if isinstance(profile.get("provider"), str) and profile.get("provider") \
+        else name
+    reset = known_reset(launcher.registry.all(), provider)
+    return (provider, reset) if reset is not None else None
+
+
+def clock(ms):
+    return time.strftime("%H:%M", time.localtime(ms / 1000))
