@@ -251,3 +251,22 @@ def test_a_schedule_into_a_known_limit_is_skipped_and_runs_at_the_reset(daemon, 
     assert ran["nextAt"] == due + 3_600_000        # its clock is as it was
     started = row(daemon, ran["lastJob"])
     assert started["cwd"] == str(tmp_path / "scheduled")
+
+
+def test_a_board_start_into_a_known_limit_is_refused_naming_the_reset(daemon, tmp_path):
+    from boardkit import project_repo, refused, task_op
+
+    config = {"agentProfiles": {"limited": profile(provider="acme", limitResume=None)}}
+    parked = launch(daemon, tmp_path / "parked", 3, config=config)
+    resets_at = at_limit(daemon, parked)["resetsAt"]
+    root = project_repo(tmp_path / "repo")
+    task = task_op(daemon, action="add", title="After the limit", project=root)["task"]
+    prepared = task_op(daemon, action="prepare", id=task["id"])["workspace"]
+    start = {"kind": "shell", "cwd": prepared["path"], "command": [], "env": {}, "name": "worker",
+             "sessionFile": "", "origin": "dispatch", "profile": "limited"}
+    error = refused("busy", task_op, daemon, action="start", id=task["id"], launch=start)
+    clock = time.strftime("%H:%M", time.localtime(resets_at / 1000))
+    assert f"the acme usage limit resets at {clock}" in error.text and "start it after the reset" in error.text
+    wait_for(lambda: time.time() * 1000 > resets_at, timeout=10, what="the reset")
+    started = task_op(daemon, action="start", id=task["id"], launch=start)     # its worktree was kept
+    assert started["job"]["id"] and started["task"]["workspace"]["path"] == prepared["path"]
