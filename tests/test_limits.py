@@ -60,6 +60,7 @@ def test_a_limit_screen_reads_as_limit_with_when_it_resets(daemon, tmp_path):
     clock = time.strftime("%H:%M", time.localtime(resets_at / 1000))
     assert f'stopped at its usage limit; resets at {clock} (from the screen\'s "3:05pm (Europe/Berlin)")' in text
     assert "limit pattern" in text
+    assert "roost types 'continue' into it at" in text
     entries = [json.loads(line) for line in open(os.path.join(daemon.home, "jobs", job_id, "timeline.jsonl"))]
     limited = [entry for entry in entries if entry["kind"] == "state" and entry.get("waitingFor") == "limit"]
     assert limited and limited[-1]["resetsAt"] == resets_at and limited[-1]["why"]["rule"] == "limit"
@@ -148,6 +149,8 @@ def test_no_resume_when_it_is_off_for_the_job(daemon, tmp_path):
     assert json.loads(result.stdout) == {"id": job_id, "resume": False}
     listed = json.loads(daemon.cli("limits", "--json").stdout)["groups"]
     assert listed[0]["jobs"][0]["resume"] is False and "off for this job" in listed[0]["jobs"][0]["why"]
+    assert "roost does not resume it at the reset: limit resumes are off for this job" in \
+        daemon.call("explain", id=job_id)["text"]
     resets_at = row(daemon, job_id)["resetsAt"]
     wait_for(lambda: time.time() * 1000 > resets_at + 1500, timeout=10, what="the reset and the delay")
     stays(lambda: lines_typed(tmp_path) == [] and row(daemon, job_id)["waitingFor"] == "limit", 1.0,

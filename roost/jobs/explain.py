@@ -8,14 +8,17 @@ import time
 from roost.jobs.record import END_STATES
 
 
-def explain(job, settle_ms=None):
-    """The paragraph for `job`'s row as it is now."""
+def explain(job, settle_ms=None, limit_plan=None):
+    """The paragraph for `job`'s row as it is now; `limit_plan`: what roost does at its
+    usage limit's reset (roost.jobs.limit_resume), for a row at one."""
     row = job.row()
     terminal = job.terminal if job.running else None
     said = _said(row)
     parts = [f"{job.name} ({job.id}) is {said} since {_clock(row.get('stateSince'))}."]
     if row.get("waitingFor") == "limit" and row["state"] not in END_STATES:
         parts.append(_at_limit(row, job.record.get("limitSeen")))
+        if limit_plan:
+            parts.append(limit_plan)
     if row["state"] in END_STATES or not job.running:
         parts.append(_ended(job, row))
     elif job.record.get("reported"):

@@ -94,6 +94,20 @@ class LimitResumer:
         text, _ = resume_setting(job, self.config)
         return None if text is None else row["resetsAt"] + self.delay_ms()
 
+    def plan(self, job):
+        """What roost does at the job's limit's reset, in a sentence; None when it is
+        not parked."""
+        row = job.record
+        if not parked(row) or not job.live:
+            return None
+        text, why_not = resume_setting(job, self.config)
+        if row.get("limitResumedFor") == row["resetsAt"]:
+            return "roost resumed it once after this limit's reset already; it does not again."
+        if text is None:
+            return f"roost does not resume it at the reset: {why_not}."
+        at = time.strftime("%H:%M:%S", time.localtime((row["resetsAt"] + self.delay_ms()) / 1000))
+        return f"roost types {text!r} into it at {at}, once, if its screen still reads as at its limit then."
+
     # -- the timer --------------------------------------------------------------------
 
     def _run(self):
