@@ -273,3 +273,22 @@ def test_a_board_start_into_a_known_limit_is_refused_naming_the_reset(daemon, tm
     wait_for(lambda: time.time() * 1000 > resets_at, timeout=10, what="the reset")
     started = task_op(daemon, action="start", id=task["id"], launch=start)     # its worktree was kept
     assert started["job"]["id"] and started["task"]["workspace"]["path"] == prepared["path"]
+
+
+def test_the_resume_waits_for_an_attached_persons_draft(daemon, tmp_path):
+    from test_attach import Attacher
+
+    job_id = launch(daemon, tmp_path, 1)
+    resets_at = at_limit(daemon, job_id)["resetsAt"]
+    attacher = Attacher(daemon, job_id)
+    try:
+        attacher.pump_until(lambda: b">" in attacher.output, what="the repaint")
+        assert attacher.send(b"xyz\x7f\x7f\x7f")["taken"]      # typed, then erased by hand: still held
+        wait_row(daemon, job_id, lambda current: current.get("held"), what="the row to say held")
+        wait_for(lambda: time.time() * 1000 > resets_at + 1000, timeout=10, what="the reset and the delay")
+        stays(lambda: lines_typed(tmp_path) == [], 1.0, "nothing typed over the draft")
+        attacher.client.call("detach", {"id": job_id})
+        wait_for(lambda: lines_typed(tmp_path) == ["continue"], timeout=10, what="the resume after the detach")
+    finally:
+        attacher.close()
+    stays(lambda: lines_typed(tmp_path) == ["continue"], 0.5, "typed once")
