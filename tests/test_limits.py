@@ -292,3 +292,15 @@ def test_the_resume_waits_for_an_attached_persons_draft(daemon, tmp_path):
     finally:
         attacher.close()
     stays(lambda: lines_typed(tmp_path) == ["continue"], 0.5, "typed once")
+
+
+def test_a_schedule_that_tells_a_job_at_its_limit_is_skipped(daemon, tmp_path):
+    job_id = launch(daemon, tmp_path, 3600, "in 1h", name="triage")
+    resets_at = at_limit(daemon, job_id)["resetsAt"]
+    daemon.call("schedule-add", name="morning", when="weekdays 09:00", target="triage", text="the inbox again")
+    with daemon.client() as client:
+        skipped = client.request("schedule-run", {"name": "morning"})
+    clock = time.strftime("%H:%M", time.localtime(resets_at / 1000))
+    assert skipped["code"] == "busy"
+    assert skipped["error"] == f"its target triage is at its usage limit (it resets at {clock})"
+    assert row(daemon, job_id)["queued"] == 0 and lines_typed(tmp_path) == []

@@ -189,6 +189,10 @@ class Scheduler:
             raise Skipped("not_found", f"its target {record.get('targetName')} ({record['target']}) is gone")
         reading = job.terminal.reading if job.terminal is not None else {}
         waits = job.running and job.record.get("status") == "waiting"
+        if job.running and job.record.get("waitingFor") == "limit":
+            resets_at = job.record.get("resetsAt")
+            raise Skipped("busy", f"its target {job.name} is at its usage limit"
+                                  + (f" (it resets at {limits.clock(resets_at)})" if resets_at else ""))
         if not waits or job.record.get("waitingFor") == "dialog" or reading.get("dialog"):
             raise Skipped("busy", f"its target {job.name} does not wait for text")
         self.replies.queue(job, record["text"])

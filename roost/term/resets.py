@@ -7,8 +7,8 @@ this module can read for certain. The forms:
 - a clock time, "3pm", "3:05 PM", "15:00", "15:00:30", maybe after a date ("Dec 3, 3pm", "Dec 3rd,
   2026 at 3:05 PM") and before a zone ("3pm (Europe/Berlin)", "3pm UTC"). Without a zone
   it is in `tz_name` (the job's TZ), else the machine's local zone; without a date it is
-  the next such time after `seen_ms` (one less than JUST_PASSED_MS before it: that one). A zone that is not an IANA name ("PST") is not
-  guessed at: None.
+  the next such time after `seen_ms` (or one less than JUST_PASSED_MS before it: that
+  one). A zone that is not an IANA name ("PST") is not guessed at: None.
 - a duration, "in 2h 5m", "in 2 hours 5 minutes", "after 30 seconds", "retry after 12s",
   or a text that is a duration and nothing else: from `seen_ms`, the moment the screen
   first showed the text (so a screen judged again later does not move the reset).
