@@ -44,6 +44,8 @@ def resume_setting(job, config):
     """(the text to type at the reset or None, why there is none)."""
     if config.get("limitResume") is False:
         return None, "limit resumes are off in roost.json"
+    if job.protocol:
+        return None, "its agent speaks the roost protocol: roost types nothing into it"
     if job.record.get("limitResume") is False:
         return None, "limit resumes are off for this job (roost limits on ID)"
     text = job.launch.get("limitResume")
@@ -87,7 +89,7 @@ class LimitResumer:
         """When the job's resume is due (ms), or None: it is not parked, is resumed
         already for this limit, or has resumes off."""
         row = job.record
-        if not parked(row) or not job.speaks or job.protocol:
+        if not parked(row) or not job.speaks:
             return None
         if row.get("limitResumedFor") == row["resetsAt"]:
             return None
