@@ -147,7 +147,7 @@ def apply(launch, config, task):
     # issue 19: the text typed at a usage limit's reset (roost.jobs.limit_resume), and
     # whose limit it is (jobs of one provider share it).
     limit_resume = profile.get("limitResume")
-    if limit_resume is not None and limit_resume is not False and not (isinstance(limit_resume, str) and limit_resume):
+    if not (limit_resume is None or limit_resume is False or (isinstance(limit_resume, str) and limit_resume)):
         raise bad_request(f"agentProfiles.{name}.limitResume must be a text, null or false")
     launch.setdefault("limitResume", limit_resume or None)
     provider = profile.get("provider")

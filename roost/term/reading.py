@@ -4,26 +4,27 @@
 is judged; `waiting` / `working` / `dialog`: regexes over the rendered screen (its lines
 joined, `^` and `$` at each line); `limit`: a regex matching a screen where the agent
 stopped at its plan's usage limit or a provider's rate limit, its `reset` group (when it
-took part) the text that says when it resets (roost.term.resets); `question`: a regex whose last match on the screen is
-a dialog's question (its `question` group, else all it matched), for a dialog whose
-question is not where its `dialog` pattern matches; `choices`: a regex whose matches
-after the question (or after the dialog's match) are its options (each its `choice`
-group, else its `label` group, else all it matched; a `key` group may say what picks
-it); `typeTask`: kept for whoever types the first task. A reading is what the screen
-says about the job, in the JobRow's words: {state, status, waitingFor, summary}, and
-for a dialog its `question` and `choices`; and `why`, the rule that decided it (issue 19:
-`roost explain`, the timeline): {rule, pattern, line} where rule is the pattern that
-matched (`working`, `dialog`, `limit`, `waiting`), `none` (none did), `quiet` (a profile with no
-`waiting` pattern takes quiet for waiting), `changed` (output came since the screen was
-judged) or `typed` (roost submitted text: at work until judged again).
+took part) the text that says when it resets (roost.term.resets); `question`: a regex
+whose last match on the screen is a dialog's question (its `question` group, else all it
+matched), for a dialog whose question is not where its `dialog` pattern matches;
+`choices`: a regex whose matches after the question (or after the dialog's match) are
+its options (each its `choice` group, else its `label` group, else all it matched; a
+`key` group may say what picks it); `typeTask`: kept for whoever types the first task. A
+reading is what the screen says about the job, in the JobRow's words: {state, status,
+waitingFor, summary}, and for a dialog its `question` and `choices`; and `why`, the rule
+that decided it (issue 19: `roost explain`, the timeline): {rule, pattern, line} where
+rule is the pattern that matched (`working`, `dialog`, `limit`, `waiting`), `none` (none
+did), `quiet` (a profile with no `waiting` pattern takes quiet for waiting), `changed`
+(output came since the screen was judged) or `typed` (roost submitted text: at work
+until judged again).
 
 roost types the task and queued replies only into a screen that reads as waiting for
 text (`ready_for_text`): never into a dialog (typing there can approve what the user
 never approved), never into a screen that matches none of its profile's patterns. A
 profile that names no `waiting` pattern takes a quiet screen for waiting: a guess, the
 best roost can do for a program it knows nothing of. A limit screen is not waiting for
-text either: what is queued waits until the agent works again (roost.jobs.limits types
-the profile's `limitResume` text at the reset).
+text either: what is queued waits until the agent works again (roost.jobs.limit_resume
+types the profile's `limitResume` text at the reset).
 """
 
 import logging
