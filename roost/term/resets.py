@@ -12,6 +12,8 @@ this module can read for certain. The forms:
 - a duration, "in 2h 5m", "in 2 hours 5 minutes", "after 30 seconds", "retry after 12s",
   or a text that is a duration and nothing else: from `seen_ms`, the moment the screen
   first showed the text (so a screen judged again later does not move the reset).
+- an ISO 8601 time ("2026-12-03T15:00:00Z", "2026-12-03 15:00:00+01:00"; without an
+  offset, in the zone a clock time would be).
 - an epoch in seconds or ms after a `|` ("Claude AI usage limit reached|1765000000").
 """
 
@@ -25,8 +27,9 @@ _MONTHS = {name: number for number, names in enumerate(
      ("oct", "october"), ("nov", "november"), ("dec", "december")), start=1) for name in names}
 
 _EPOCH = re.compile(r"\|\s*(\d{10}|\d{13})\s*$")
+_ISO = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?(?![\d:])")
 _UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
-_PART = r"(\d{1,5})\s*(d|days?|h|hrs?|hours?|m|mins?|minutes?|s|secs?|seconds?)\b"
+_PART = r"(\d{1,5}(?:\.\d{1,3})?)\s*(d|days?|h|hrs?|hours?|m|mins?|minutes?|s|secs?|seconds?)\b"
 _DURATION = rf"(?:{_PART}[\s,]*(?:and\s+)?)+"
 _RELATIVE = re.compile(rf"\b(?:in|after)\s+({_DURATION})", re.IGNORECASE)
 _ONLY_DURATION = re.compile(rf"^\s*({_DURATION})\s*$", re.IGNORECASE)
@@ -55,8 +58,11 @@ def reset_at(text, seen_ms, tz_name=None):
         return value * 1000 if len(epoch.group(1)) == 10 else value
     duration = _RELATIVE.search(text) or _ONLY_DURATION.search(text)
     if duration is not None:
-        return int(seen_ms) + 1000 * sum(int(number) * _UNITS[unit[0].lower()]
-                                         for number, unit in _PARTS.findall(duration.group(1)))
+        return int(seen_ms) + round(1000 * sum(float(number) * _UNITS[unit[0].lower()]
+                                               for number, unit in _PARTS.findall(duration.group(1))))
+    iso = _ISO.search(text)
+    if iso is not None:
+        return _iso_time(iso.group(0), tz_name)
     for clock in _CLOCK.finditer(text):
         value = _clock_time(clock, seen_ms, tz_name)
         if value is not False:
@@ -82,6 +88,17 @@ def _zone(name):
         return zoneinfo.ZoneInfo(name)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
         return False
+
+
+def _iso_time(text, tz_name):
+    try:
+        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        zone = _zone(tz_name)
+        moment = moment.replace(tzinfo=zone if zone is not False else None)
+    return int(moment.timestamp() * 1000)
 
 
 def _clock_time(clock, seen_ms, tz_name):
