@@ -67,6 +67,9 @@ def test_a_limit_screen_reads_as_limit_with_when_it_resets(daemon, tmp_path):
     entries = [json.loads(line) for line in open(os.path.join(daemon.home, "jobs", job_id, "timeline.jsonl"))]
     limited = [entry for entry in entries if entry["kind"] == "state" and entry.get("waitingFor") == "limit"]
     assert limited and limited[-1]["resetsAt"] == resets_at and limited[-1]["why"]["rule"] == "limit"
+    shown = daemon.cli("timeline", job_id).stdout.decode()
+    assert "state blocked/waiting/limit  [limit /^You've hit your limit" in shown
+    assert f"resets at {time.strftime('%H:%M:%S', time.localtime(resets_at / 1000))}" in shown
 
 
 def steer_and_read_again(daemon, job_id, cwd, text):
