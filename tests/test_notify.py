@@ -313,3 +313,21 @@ def test_nothing_to_the_desktop_for_the_job_selected_in_a_focused_hub(daemon_wit
         assert len(sinks.notes()) == 2
     finally:
         tmux.stop()
+
+
+def test_a_usage_limit_is_told_as_one_not_as_a_question(home, sinks, tmp_path):
+    limited = {"command": agent("limit_tui.py", str(tmp_path / "typed.log"), 3600), "task": "type",
+               "term": {"settleMs": 200, "waiting": r"^> ?$", "limit": r"^You've hit your limit · resets (?P<reset>.+)$"}}
+    os.makedirs(home, exist_ok=True)
+    write_config(home, {"notify": {"command": sinks.command()}, "agentProfiles": {"limited": limited}})
+    daemon = DaemonProcess(home, sinks.env).start()
+    try:
+        job_id = daemon.call("dispatch", kind="shell", cwd=str(tmp_path), command=[], env={}, name="parked",
+                             sessionFile="", origin="dispatch", profile="limited")["id"]
+        wait_row(daemon, job_id, lambda row: row["waitingFor"] == "limit", what="the limit")
+        [note] = wait_for(sinks.notes, what="the limit's notification")
+        assert note["kind"] == "limit" and note["title"] == "roost: parked stopped at its usage limit"
+        assert note["body"].startswith("it resets at ") and note["waitingFor"] == "limit"
+        assert "--urgency=normal" in wait_for(sinks.desktop)[0]
+    finally:
+        daemon.stop()

@@ -13,7 +13,7 @@ reminder.
 
 roost.json:
 
-    "notify": {"question": true, "dialog": true, "failure": true, "review": true,
+    "notify": {"question": true, "dialog": true, "limit": true, "failure": true, "review": true,
                "reminderMinutes": 15, "desktop": true, "terminal": true,
                "command": ["ntfy", "publish", "--title", "roost", "mytopic"]}
 """
@@ -28,11 +28,12 @@ from roost.notify.masking import mask
 
 log = logging.getLogger(__name__)
 
-KINDS = ("question", "dialog", "failure", "review")
+KINDS = ("question", "dialog", "limit", "failure", "review")
 REMINDER_MINUTES = 15
 SETTLE_S = 1.0       # how long a wait holds before it is told
 FIRST_LINE = 300
-SAYS = {"question": "asks", "dialog": "waits at a dialog", "failure": "failed", "review": "is ready for review"}
+SAYS = {"question": "asks", "dialog": "waits at a dialog", "limit": "stopped at its usage limit", "failure": "failed",
+        "review": "is ready for review"}
 
 
 def need(row):
@@ -40,7 +41,10 @@ def need(row):
     if row is None:
         return None
     if row.get("state") == "blocked" or row.get("waitingFor"):
-        return "dialog" if row.get("waitingFor") == "dialog" else "question"
+        # A usage limit is not a question: nothing to answer, roost may resume it itself.
+        if row.get("waitingFor") in ("dialog", "limit"):
+            return row["waitingFor"]
+        return "question"
     if row.get("state") == "failed":
         return "failure"
     return None
@@ -174,6 +178,10 @@ class Notifier:
         name = row.get("name") or row.get("id") or "roost"
         if kind == "failure":
             what = row.get("error") or row.get("summary") or "it failed"
+        elif kind == "limit":
+            resets = row.get("resetsAt")
+            what = (f"it resets at {time.strftime('%H:%M', time.localtime(resets / 1000))}" if resets
+                    else "the screen gives no reset time") + f": {row.get('summary') or ''}"
         elif kind == "dialog":
             what = row.get("question") or row.get("summary") or "a dialog waits for an answer"
         else:
