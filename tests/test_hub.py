@@ -318,3 +318,15 @@ def test_reply_offers_the_suggested_answer(daemon, tmux):
     assert "reply to asker (the suggested answer; edit or Enter): 2" in screen
     tmux.keys("Enter")
     wait_for(lambda: "using sqlite" in output(daemon.home, job_id), what="the suggestion sent")
+
+
+def test_a_session_at_its_usage_limit_is_ranked_after_those_that_need_an_answer():
+    from roost.hub.fleet import rank
+    from roost.hub.screen import row_text
+    parked = {"id": "a", "state": "blocked", "waitingFor": "limit", "resetsAt": 1_800_000_000_000,
+              "summary": "You've hit your limit · resets 3pm", "stateSince": 1}
+    asking = {"id": "b", "state": "blocked", "waitingFor": "question", "summary": "Go on?", "stateSince": 2}
+    assert rank(asking, {})[0] < rank(parked, {})[0]
+    text = row_text(parked, "needs", None)
+    assert text.startswith("[usage limit, resets ") and text.endswith("] You've hit your limit · resets 3pm")
+    assert row_text(dict(parked, resetsAt=None), "needs", None).startswith("[usage limit, no reset time shown]")

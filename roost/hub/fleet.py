@@ -236,7 +236,8 @@ def rank(row, holds):
         reasons.append("merge held: " + ", ".join(f"#{task_id} {stage}" for task_id, stage in held))
     if startup:
         reasons.append("a dialog at start-up")
-    key = (-waiting_tasks, -len(held), not startup)
+    # A session parked at its usage limit needs nothing of the person now: the others first.
+    key = (row.get("waitingFor") == "limit", -waiting_tasks, -len(held), not startup)
     return key, ("; ".join(reasons) or None)
 
 

@@ -53,6 +53,10 @@ def since_of(row, group):
 def row_text(row, group, reason):
     """What a row says: the question or dialog while it needs you (with why it is
     ranked so), the screen's line while it works, the result or the error after."""
+    if group == "needs" and row.get("waitingFor") == "limit":
+        resets = row.get("resetsAt")
+        when = f"resets {time.strftime('%H:%M', time.localtime(resets / 1000))}" if resets else "no reset time shown"
+        return f"[usage limit, {when}] {row.get('summary') or ''}"
     if group == "needs":
         asked = row.get("question") or row.get("summary") or f"waits ({row.get('waitingFor') or 'an answer'})"
         text = f"[{reason}] {asked}" if reason else asked
