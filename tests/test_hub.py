@@ -122,6 +122,18 @@ def test_an_escaped_reply_sends_nothing(daemon, tmux):
     assert "using" not in output(daemon.home, job_id)
 
 
+def test_a_jobs_timeline_on_its_own_key(daemon, tmux):
+    job_id = asker(daemon)
+    start_hub(tmux)
+    tmux.wait_text("NEEDS YOU (1)")
+    tmux.keys("T")
+    screen = tmux.wait_text(f"timeline: asker ({job_id})")
+    assert re.search(r"\d\d:\d\d:\d\d\.\d{3} started: pid \d+", screen)
+    assert re.search(r"state blocked/waiting/\S+\s+\[(?:waiting|quiet)", screen)
+    tmux.keys("T")                            # its key closes it again
+    tmux.wait_screen(lambda text: "timeline: asker" not in text, what="the timeline to close")
+
+
 def test_stop_asks_first_then_stops(daemon, tmux):
     job_id = worker(daemon)
     start_hub(tmux)

@@ -3,10 +3,13 @@ the daemon's op on the hub's own connection, its outcome said on the status line
 
 import curses
 
-from roost.client import terminal
+from roost.client import terminal, timeline_text
 from roost.client.connection import Lost
 from roost.client.terminal import printable
 from roost.hub.links import job_id_of
+
+
+TIMELINE_ENTRIES = 500       # the last entries a timeline view shows
 
 
 class DaemonLost(Exception):
@@ -69,6 +72,16 @@ def peek(hub, row):
                      "closer": "p", "follow": True}
 
 
+def timeline(hub, row):
+    """The job's flight recorder, newest last: why its row says what it says."""
+    result = hub.call("timeline", {"id": row["id"], "limit": TIMELINE_ENTRIES})
+    if result is not None:
+        text = "\n".join(timeline_text.line(entry) for entry in result.get("entries") or []) or "nothing recorded yet"
+        lines = [printable(line, 1000) for line in text.split("\n")]
+        hub.pager = {"title": f"timeline: {_name(row)} ({row['id']})  T: again", "lines": lines, "top": 0,
+                     "closer": "T", "follow": True}
+
+
 def stop(hub, row):
     def confirmed():
         if hub.call("stop", {"id": row["id"]}) is not None:
@@ -120,6 +133,6 @@ def _reorder(hub, row, step):
 
 ROW_KEYS = {
     "\n": attach, "\r": attach, curses.KEY_ENTER: attach,
-    "r": reply, "p": peek, "s": stop, "x": remove, "R": respawn, "n": rename, "P": pin,
+    "r": reply, "p": peek, "T": timeline, "s": stop, "x": remove, "R": respawn, "n": rename, "P": pin,
     "J": lambda hub, row: _reorder(hub, row, 1), "K": lambda hub, row: _reorder(hub, row, -1),
 }

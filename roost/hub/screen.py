@@ -8,7 +8,7 @@ import time
 from roost.client.terminal import printable
 from roost.hub.fleet import TITLES
 
-KEYS = [("↑↓ jk", "move"), ("enter", "attach"), ("r", "reply"), ("p", "peek"), ("s", "stop"),
+KEYS = [("↑↓ jk", "move"), ("enter", "attach"), ("r", "reply"), ("p", "peek"), ("T", "timeline"), ("s", "stop"),
         ("x", "rm"), ("R", "respawn"), ("n", "rename"), ("P", "pin"), ("/", "filter"),
         ("e", "events"), ("t", "board"), ("?", "help"), ("q", "quit")]
 GLYPHS = {"needs": "◆", "working": "●", "finished": "✓", "failed": "✗", "pinned": "▲", "cursor": "▸"}

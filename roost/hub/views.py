@@ -11,12 +11,13 @@ roost hub: the whole fleet on one screen, live (the daemon pushes every change).
 
 Groups: NEEDS YOU (waiting for an answer or a dialog; ranked by what answering unblocks:
 tasks of the board that wait on its task, a merge train it holds, a dialog at start-up;
-then by how long it waited), WORKING (the line its screen shows), FINISHED, FAILED.
+then by how long it waited; a session at its usage limit last), WORKING (the line its screen shows), FINISHED, FAILED.
 Pinned jobs come first in their group, then the order you gave them (J/K).
 
   up/down, j/k   move              enter   attach (detach with Ctrl-q: back here)
   r              reply (one line; a suggested answer is offered when there is one)
   p              peek at its screen
+  T              its timeline: each state with the rule that decided it, what was typed
   s              stop (asks first)  x      rm: remove an ended job (asks first)
   R              respawn            n      rename
   P              pin / unpin        J/K    move it down / up in its group
