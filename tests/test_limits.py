@@ -262,8 +262,8 @@ def test_a_schedule_into_a_known_limit_is_skipped_and_runs_at_the_reset(daemon, 
     assert started["cwd"] == str(tmp_path / "scheduled")
 
 
-def test_a_board_start_into_a_known_limit_is_refused_naming_the_reset(daemon, tmp_path):
-    from boardkit import project_repo, refused, task_op
+def test_a_board_start_into_a_known_limit_waits_for_the_reset(daemon, tmp_path):
+    from boardkit import project_repo, task_op
 
     config = {"agentProfiles": {"limited": profile(provider="acme", limitResume=None)}}
     parked = launch(daemon, tmp_path / "parked", 3, config=config)
@@ -273,12 +273,26 @@ def test_a_board_start_into_a_known_limit_is_refused_naming_the_reset(daemon, tm
     prepared = task_op(daemon, action="prepare", id=task["id"])["workspace"]
     start = {"kind": "shell", "cwd": prepared["path"], "command": [], "env": {}, "name": "worker",
              "sessionFile": "", "origin": "dispatch", "profile": "limited"}
-    error = refused("busy", task_op, daemon, action="start", id=task["id"], launch=start)
+    waiting = task_op(daemon, action="start", id=task["id"], launch=start)
+    assert waiting.get("job") is None
+    workspace = waiting["task"]["workspace"]
     clock = time.strftime("%H:%M", time.localtime(resets_at / 1000))
-    assert f"the acme usage limit resets at {clock}" in error.text and "start it after the reset" in error.text
-    wait_for(lambda: time.time() * 1000 > resets_at, timeout=10, what="the reset")
-    started = task_op(daemon, action="start", id=task["id"], launch=start)     # its worktree was kept
-    assert started["job"]["id"] and started["task"]["workspace"]["path"] == prepared["path"]
+    assert workspace["stage"] == "working" and workspace["path"] == prepared["path"]
+    assert workspace["note"] == f"waits for the acme usage limit's reset at {clock}: its agent starts then"
+    assert workspace["startAfterLimit"]["at"] == resets_at
+    assert [row["id"] for row in daemon.call("list")["jobs"]] == [parked]     # the parked one alone
+    # A daemon started meanwhile still starts it at the reset.
+    daemon.kill9()
+    daemon.start()
+
+    def started():
+        [current] = [item for item in task_op(daemon, action="list")["tasks"] if item["id"] == task["id"]]
+        return current if (current.get("owner") or {}).get("name") == "worker" else None
+    current = wait_for(started, timeout=20, what="the agent started after the reset")
+    assert time.time() * 1000 >= resets_at
+    assert current["workspace"]["stage"] == "working" and "startAfterLimit" not in current["workspace"]
+    [worker] = [row for row in daemon.call("list")["jobs"] if row["name"] == "worker"]
+    assert worker["cwd"] == prepared["path"] and worker["task"].startswith(f"#{task['id']} ")
 
 
 def test_the_resume_waits_for_an_attached_persons_draft(daemon, tmp_path):

@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 
 HOLD_MS = 5 * 60 * 1000
 PROMPT_COMMENTS = 50
+# A start that waited for a usage limit's reset goes this long after it: the provider's
+# clock and ours may differ by a few seconds, and a start refused again costs a turn.
+AFTER_RESET_S = 5.0
 
 
 def _reached(step):
@@ -41,6 +44,7 @@ class Preparations:
     def __init__(self, workspaces):
         self.workspaces = workspaces
         self.timers = {}            # task id -> the greenlet that ends its hold
+        self.reset_timers = {}      # task id -> the greenlet that starts its agent after a limit's reset
 
     @property
     def board(self):
@@ -245,7 +249,6 @@ class Preparations:
                 self.undo(task, "the task is taken or finished")
                 raise RoostError("conflict", f"task #{task_id} is {task['state']}: it cannot be started")
             args = {key: value for key, value in launch.items() if key not in ("worktree", "requestId")}
-            self._refuse_into_a_limit(task_id, args)
             first = not (task.get("workspace") or {}).get("setupDone")
             setup = spaces.checks.setup_plan(task, hold) if first else None
             if setup is not None and setup.ready:
@@ -265,17 +268,48 @@ class Preparations:
                 self.board.save()
             return task, job
 
-    def _refuse_into_a_limit(self, task_id, args):
-        """issue 19: an agent started now would meet the usage limit a parked job of its
-        provider waits at. Refused, naming the reset, with the worktree kept prepared: the
-        person (or the concierge) starts it then, rather than a session that would sit at
-        its limit from its first turn."""
-        limit = limits.known_limit(self.workspaces.launcher, args)
-        if limit is not None:
-            provider, reset = limit
-            raise RoostError("busy", f"the {provider} usage limit resets at {limits.clock(reset)}: task "
-                                     f"#{task_id}'s agent is not started into it (its worktree stays prepared; "
-                                     "start it after the reset)")
+    # -- a start into a known usage limit (issue 19) -------------------------------------
+
+    def _wait_for_reset(self, task, args, hold, actor, provider, reset):
+        """An agent started now would meet the usage limit a parked job of its provider
+        waits at: the worktree is the task's, its stage working, and the agent starts at
+        the reset (kept on the workspace as `startAfterLimit`, so a daemon started
+        meanwhile starts it too)."""
+        workspace = self._take_hold(task, hold) if hold is not None else task["workspace"]
+        workspace.pop("pendingLaunch", None)
+        self.workspaces.stages.move(
+            task, "working", actor=actor, startAfterLimit={"at": reset, "launch": args},
+            note=f"waits for the {provider} usage limit's reset at {limits.clock(reset)}: its agent starts then")
+        self._arm_reset(task["id"], reset)
+
+    def _arm_reset(self, task_id, reset):
+        timer = self.reset_timers.pop(task_id, None)
+        if timer is not None:
+            timer.kill(block=False)
+        delay = max(0.0, (reset - now_ms()) / 1000.0) + AFTER_RESET_S
+        self.reset_timers[task_id] = gevent.spawn_later(delay, self._start_after_reset, task_id)
+
+    def rearm_reset(self, task):
+        """A daemon's start: a start that waited for a reset waits on (or goes now)."""
+        waiting = (task.get("workspace") or {}).get("startAfterLimit")
+        if isinstance(waiting, dict) and isinstance(waiting.get("at"), int):
+            self._arm_reset(task["id"], waiting["at"])
+
+    def _start_after_reset(self, task_id):
+        self.reset_timers.pop(task_id, None)
+        task = self.board.get(task_id)
+        with self.workspaces.lock(task_id):
+            workspace = (task or {}).get("workspace") or {}
+            waiting = workspace.get("startAfterLimit")
+            if not isinstance(waiting, dict) or workspace.get("stage") != "working" \
+                    or self.workspaces.holder(task) is not None or task["state"] in ("done", "dropped"):
+                return
+            workspace.pop("startAfterLimit", None)
+            try:
+                self.launch_session(task, waiting["launch"])
+            except RoostError as error:
+                self.workspaces.stages.move(task, "working", note=f"its agent could not start after the usage "
+                                                                  f"limit's reset: {error.text}")
 
     def _take_hold(self, task, hold):
         """The hold becomes the task's workspace (a new one, or the one it had)."""
@@ -294,6 +328,10 @@ class Preparations:
         review comments left for it."""
         spaces = self.workspaces
         args = dict(args)
+        limit = limits.known_limit(spaces.launcher, args)
+        if limit is not None:
+            self._wait_for_reset(task, args, hold, actor, *limit)
+            return None
         workspace = task.get("workspace") or {}
         is_agent = bool(args.get("profile") or args.get("protocol"))
         given = args.get("task") or (args.get("term") or {}).get("typeTask")

@@ -74,6 +74,7 @@ class Upkeep:
             self._prune_ours(repo)
         for task in self.board.tasks:
             if task.get("workspace") and task.get("project"):
+                spaces.preparations.rearm_reset(task)
                 try:
                     spaces.checks.resume(task)
                 except RoostError as error:

@@ -259,6 +259,8 @@ def _start(opts, ctx, args):
     result = ctx.call("task", dict(args, launch=launch))
     text = board_text.one(result)
     if not result.get("job"):
-        text += "\nthe repository's setup runs first; the session follows"
+        waits = ((result.get("task") or {}).get("workspace") or {}).get("startAfterLimit")
+        text += ("\nthe session starts after the usage limit's reset (see the note)" if waits
+                 else "\nthe repository's setup runs first; the session follows")
     ctx.show(opts, result, text)
     return ExitStatus.OK
