@@ -150,10 +150,22 @@ class Connection:
 
     def _read_loop(self):
         reader = LineReader(MAX_LINE)
+        raw, sock = self._raw, self.sock
+        drained = False
         while not self.closed:
-            chunk = self.sock.recv(READ_SIZE)
+            if drained:
+                # The last read took less than it could: the client has nothing more yet.
+                # Waiting for it first spares the read that would only say EAGAIN (one
+                # system call of three per request from a client that waits for answers).
+                sock._wait(sock._read_event)
+            try:
+                chunk = raw.recv(READ_SIZE)
+            except BlockingIOError:
+                drained = True
+                continue
             if not chunk:
                 return
+            drained = len(chunk) < READ_SIZE
             try:
                 lines = reader.lines(chunk)
             except LineTooLong:
