@@ -22,38 +22,38 @@ MAX_INTEGER = 2 ** 63 - 1
 _SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def _plain_dumps():
-    """ujson.dumps with our options, called positionally: ujson parses keywords by name on
-    every call, which cost about as much as encoding a small answer (every answer and
-    event goes through here). Its positional order (obj, ensure_ascii, encode_html_chars,
-    escape_forward_slashes, sort_keys, indent, allow_nan) is checked once against the
-    keyword form; a ujson that orders them otherwise gets the keyword form."""
-    def positional(value):
-        return ujson.dumps(value, False, False, False, False, 0, False)
-
-    def by_name(value):
-        return ujson.dumps(value, ensure_ascii=False, escape_forward_slashes=False, allow_nan=False)
-
-    probe = {"a": "é/<&>", "b": [1, 2.5, None, True], "c": {"d": ""}}
-    try:
-        if positional(probe) != by_name(probe):
-            return by_name
-    except TypeError:
-        return by_name
-    try:
-        positional(float("nan"))
-    except (ValueError, OverflowError):
-        return positional
-    return by_name
-
-
-_dumps = _plain_dumps()
-
-
-def encode(value):
+def _encode_positional(value):
     """One value as UTF-8 JSON bytes (no trailing newline). Bytes are refused (ujson's
     default, reject_bytes), as are NaN and Infinity."""
-    return _dumps(value).encode("utf-8")
+    return ujson.dumps(value, False, False, False, False, 0, False).encode("utf-8")
+
+
+def _encode_by_name(value):
+    """One value as UTF-8 JSON bytes (no trailing newline). Bytes are refused (ujson's
+    default, reject_bytes), as are NaN and Infinity."""
+    return ujson.dumps(value, ensure_ascii=False, escape_forward_slashes=False, allow_nan=False).encode("utf-8")
+
+
+def _choose_encode():
+    """ujson.dumps called positionally: ujson parses keywords by name on every call, which
+    cost about as much as encoding a small answer (every answer and event comes through
+    here). Its positional order (obj, ensure_ascii, encode_html_chars,
+    escape_forward_slashes, sort_keys, indent, allow_nan) is checked once against the
+    keyword form; a ujson that orders them otherwise gets the keyword form."""
+    probe = {"a": "é/<&>", "b": [1, 2.5, None, True], "c": {"d": ""}}
+    try:
+        if _encode_positional(probe) != _encode_by_name(probe):
+            return _encode_by_name
+    except TypeError:
+        return _encode_by_name
+    try:
+        _encode_positional(float("nan"))
+    except (ValueError, OverflowError):
+        return _encode_positional
+    return _encode_by_name
+
+
+encode = _choose_encode()
 
 
 def encode_pretty(value):

@@ -11,6 +11,8 @@ is then out of step and its connection should end.
 import json
 
 MAX_LINE = 4 * 1024 * 1024      # the spec's request line limit (4 MiB)
+_NEWLINE = ord("\n")
+_CARRIAGE_RETURN = ord("\r")
 
 
 class LineTooLong(Exception):
@@ -33,9 +35,11 @@ class LineReader:
 
     def lines(self, data):
         """The lines `data` completes, in order (bytes, without their ends)."""
+        if type(data) is not bytes:
+            data = bytes(data)
         buffer = self._buffer
-        data = bytes(data)
-        if b"\n" not in data:
+        # `10 in data` (an int: a memchr) costs a tenth of `b"\n" in data` (a buffer).
+        if _NEWLINE not in data:
             # A piece of a line: kept, never searched again (a 4 MiB line in 64 KiB reads
             # costs one pass, not one per read).
             buffer += data
@@ -55,7 +59,7 @@ class LineReader:
             if len(rest) > self.limit:
                 raise LineTooLong(f"a line over {self.limit} bytes")
             buffer += rest
-        if b"\r" in data:
+        if _CARRIAGE_RETURN in data:
             found = [line[:-1] if line.endswith(b"\r") else line for line in found]
         return [line for line in found if line and not line.isspace()]
 

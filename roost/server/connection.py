@@ -170,6 +170,11 @@ class Connection:
                 lines = reader.lines(chunk)
             except LineTooLong:
                 return self._too_long()
+            if len(lines) == 1 and not self._queue:
+                # One request and nothing waiting before it (a client that waits for each
+                # answer): nothing to cork, no room to wait for.
+                self._take(lines[0])
+                continue
             # The answers of pipelined requests answered inline leave in one send.
             self._corked = len(lines) > 1
             try:
