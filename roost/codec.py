@@ -63,11 +63,17 @@ def encode_pretty(value):
 
 def decode(data):
     """Bytes or str to a value; ValueError for anything that is not strict JSON."""
-    if not isinstance(data, str):
+    if isinstance(data, str):
+        value = ujson.loads(data)
+    else:
         # Invalid UTF-8 must be refused, not replaced: decode strictly first (ujson
-        # would take an encoded surrogate from bytes).
-        data = str(data, "utf-8")
-    value = ujson.loads(data)
+        # would take an encoded surrogate from bytes). ujson is handed the bytes when
+        # they are ASCII (nothing there to refuse): given a str, it first asks for a
+        # buffer and builds the TypeError of its refusal, a third of a small request's
+        # decoding.
+        raw = data
+        data = str(raw, "utf-8")
+        value = ujson.loads(raw if type(raw) is bytes and raw.isascii() else data)
     suspect = "NaN" in data or "Infinity" in data or _SUSPECT.search(data) is not None
     surrogates = "\\u" in data and _SURROGATE.search(data) is not None
     # No document shorter than 2 * (MAX_DEPTH + 1) can nest deeper than MAX_DEPTH.
