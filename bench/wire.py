@@ -343,6 +343,16 @@ def report(figures):
                           ("CPU µs per ping, pipelined", "cpu_us_pipelined")):
             lines.append(f"| {name} | {floor[key]:.2f} | {frames[key]:.2f} | {decoded[key]:.2f} | "
                          f"{roost[key]:.2f} | {roost[key] / frames[key]:.1f}x | {roost[key] / decoded[key]:.1f}x |")
+        # What the aims ask of one request, against what decoding and encoding it costs.
+        budget_pipelined = 1e6 / (AIM_PIPELINED * floor["pipelined"])
+        budget_100 = 1e6 / (AIM_100 * floor["rate_100"])
+        lines += ["", f"What the aims need: {AIM_PIPELINED}x of the raw echo pipelined is "
+                  f"{AIM_PIPELINED * floor['pipelined']:,.0f} pings/s, {budget_pipelined:.2f} µs of one core a ping, "
+                  f"where the JSON floor alone (a split, ujson's decode and encode, no op, no check) takes "
+                  f"{decoded['cpu_us_pipelined']:.2f} µs: no server that decodes and answers each request "
+                  f"in Python reaches it. {AIM_100}x at 100 clients is {AIM_100 * floor['rate_100']:,.0f} pings/s, "
+                  f"{budget_100:.2f} µs a ping (the JSON floor's {decoded['cpu_us_100']:.2f} µs, roost's "
+                  f"{roost['cpu_us_100']:.2f} µs)."]
     return "\n".join(lines)
 
 
