@@ -15,15 +15,45 @@ import ujson
 # timeout), so it is refused too. It also decodes an escaped lone surrogate ("\ud800")
 # into a string that is not Unicode: it could not be encoded again (an answer, a row, a
 # state file). A cheap scan decides whether the slower walk is needed at all.
-_SUSPECT = re.compile(r"NaN|Infinity|[0-9][eE]|[0-9]{19}")
+# NaN and Infinity are looked for with `in` (a str's is a few tens of ns; the regular
+# expression costs more than the rest of a small request's decoding did).
+_SUSPECT = re.compile(r"[0-9](?:[eE]|[0-9]{18})")
 MAX_INTEGER = 2 ** 63 - 1
 _SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def encode(value):
-    """One value as UTF-8 JSON bytes (no trailing newline)."""
-    return ujson.dumps(value, ensure_ascii=False, escape_forward_slashes=False,
-                       allow_nan=False, reject_bytes=True).encode("utf-8")
+def _encode_positional(value):
+    """One value as UTF-8 JSON bytes (no trailing newline). Bytes are refused (ujson's
+    default, reject_bytes), as are NaN and Infinity."""
+    return ujson.dumps(value, False, False, False, False, 0, False).encode("utf-8")
+
+
+def _encode_by_name(value):
+    """One value as UTF-8 JSON bytes (no trailing newline). Bytes are refused (ujson's
+    default, reject_bytes), as are NaN and Infinity."""
+    return ujson.dumps(value, ensure_ascii=False, escape_forward_slashes=False, allow_nan=False).encode("utf-8")
+
+
+def _choose_encode():
+    """ujson.dumps called positionally: ujson parses keywords by name on every call, which
+    cost about as much as encoding a small answer (every answer and event comes through
+    here). Its positional order (obj, ensure_ascii, encode_html_chars,
+    escape_forward_slashes, sort_keys, indent, allow_nan) is checked once against the
+    keyword form; a ujson that orders them otherwise gets the keyword form."""
+    probe = {"a": "é/<&>", "b": [1, 2.5, None, True], "c": {"d": ""}}
+    try:
+        if _encode_positional(probe) != _encode_by_name(probe):
+            return _encode_by_name
+    except TypeError:
+        return _encode_by_name
+    try:
+        _encode_positional(float("nan"))
+    except (ValueError, OverflowError):
+        return _encode_positional
+    return _encode_by_name
+
+
+encode = _choose_encode()
 
 
 def encode_pretty(value):
@@ -33,13 +63,21 @@ def encode_pretty(value):
 
 def decode(data):
     """Bytes or str to a value; ValueError for anything that is not strict JSON."""
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        # Invalid UTF-8 must be refused, not replaced: decode strictly first.
-        data = bytes(data).decode("utf-8")
-    value = ujson.loads(data)
-    suspect = _SUSPECT.search(data) is not None
+    if isinstance(data, str):
+        value = ujson.loads(data)
+    else:
+        # Invalid UTF-8 must be refused, not replaced: decode strictly first (ujson
+        # would take an encoded surrogate from bytes). ujson is handed the bytes when
+        # they are ASCII (nothing there to refuse): given a str, it first asks for a
+        # buffer and builds the TypeError of its refusal, a third of a small request's
+        # decoding.
+        raw = data
+        data = str(raw, "utf-8")
+        value = ujson.loads(raw if type(raw) is bytes and raw.isascii() else data)
+    suspect = "NaN" in data or "Infinity" in data or _SUSPECT.search(data) is not None
     surrogates = "\\u" in data and _SURROGATE.search(data) is not None
-    if suspect or surrogates or data.count("[") + data.count("{") > MAX_DEPTH:
+    # No document shorter than 2 * (MAX_DEPTH + 1) can nest deeper than MAX_DEPTH.
+    if suspect or surrogates or (len(data) > 2 * MAX_DEPTH + 1 and data.count("[") + data.count("{") > MAX_DEPTH):
         _check(value, suspect, surrogates)
     return value
 

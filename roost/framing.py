@@ -11,6 +11,8 @@ is then out of step and its connection should end.
 import json
 
 MAX_LINE = 4 * 1024 * 1024      # the spec's request line limit (4 MiB)
+_NEWLINE = ord("\n")
+_CARRIAGE_RETURN = ord("\r")
 
 
 class LineTooLong(Exception):
@@ -33,25 +35,33 @@ class LineReader:
 
     def lines(self, data):
         """The lines `data` completes, in order (bytes, without their ends)."""
+        if type(data) is not bytes:
+            data = bytes(data)
         buffer = self._buffer
-        buffer += data
-        found = []
-        start = 0
-        while True:
-            end = buffer.find(b"\n", start)
-            if end < 0:
-                break
-            if end - start > self.limit:
+        # `10 in data` (an int: a memchr) costs a tenth of `b"\n" in data` (a buffer).
+        if _NEWLINE not in data:
+            # A piece of a line: kept, never searched again (a 4 MiB line in 64 KiB reads
+            # costs one pass, not one per read).
+            buffer += data
+            if len(buffer) > self.limit:
                 raise LineTooLong(f"a line over {self.limit} bytes")
-            stop = end - 1 if end > start and buffer[end - 1] == 13 else end
-            if stop > start and not buffer[start:stop].isspace():
-                found.append(bytes(buffer[start:stop]))
-            start = end + 1
-        if start:
-            del buffer[:start]
-        if len(buffer) > self.limit:
+            return []
+        if buffer:
+            data = bytes(buffer) + data
+            buffer.clear()
+        # One split in C for every line of the read: pipelined requests cost a few tens
+        # of ns each here, not a find and a slice apiece.
+        found = data.split(b"\n")
+        rest = found.pop()
+        if len(data) - len(rest) > self.limit and max(map(len, found)) > self.limit:
             raise LineTooLong(f"a line over {self.limit} bytes")
-        return found
+        if rest:
+            if len(rest) > self.limit:
+                raise LineTooLong(f"a line over {self.limit} bytes")
+            buffer += rest
+        if _CARRIAGE_RETURN in data:
+            found = [line[:-1] if line.endswith(b"\r") else line for line in found]
+        return [line for line in found if line and not line.isspace()]
 
 
 class MessageReader(LineReader):

@@ -8,6 +8,7 @@ socket removed only when nothing answers on it, every job adopted before the fir
 request is read.
 """
 
+import functools
 import gc
 import logging
 import os
@@ -98,8 +99,8 @@ def serve(foreground=False, detached=False):
     # (issue 3: the loop never pauses over 10 ms while a job floods).
     gc.freeze()
     services.start()
-    server = Server(listener, lambda session, op_name, args: ops.run(services, session, op_name, args),
-                    services.origins.place)
+    # A partial, not a lambda: one Python frame less on every request.
+    server = Server(listener, functools.partial(ops.run, services), services.origins.place)
     server.start()
     # A signal stops the daemon, not the jobs: a restart, an upgrade or a logout must
     # not take the user's sessions with it (the keeper holds them for the next daemon).

@@ -160,6 +160,24 @@ def check(op_name, caller, args=None, inside=None):
         raise _refused(code, f"{op_name} {action}", caller, inside)
 
 
+def _free_to_call():
+    """(op, caller) pairs the table lets through whatever the args: the ops without
+    actions, for each caller their row does not refuse. Made once from the table, so
+    `allowed` answers a request with one set lookup."""
+    everyone = (PERSON, UNREGISTERED, SESSION, CONCIERGE, IN_JOB)
+    return frozenset((op_name, caller) for op_name, rule in REFUSED.items() if op_name not in ACTIONS
+                     for caller in everyone if _refusal(rule, caller) is None)
+
+
+FREE = _free_to_call()
+
+
+def allowed(op_name, caller):
+    """True when `check` would let `caller` call `op_name` with any args; False when it
+    must be asked (it may refuse)."""
+    return (op_name, caller) in FREE
+
+
 def is_the_persons(op_name, args=None):
     """The person may call it and a process inside a job may not: what a job's CLI says
     it cannot send rather than sending it."""

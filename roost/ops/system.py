@@ -13,9 +13,22 @@ AGENT_CAPABILITIES = ("report", "replies", "steer", "usage", "context", "model-s
                       "transcript", "peers", "agent-items")
 
 
+# The daemon's pid, asked of the kernel once (a ping asked it every time: one system
+# call in three of a ping's); a fork's child asks again.
+_pid = os.getpid()
+
+
+def _forgot_pid():
+    global _pid
+    _pid = os.getpid()
+
+
+os.register_at_fork(after_in_child=_forgot_pid)
+
+
 @op("ping", quick=True)
 def ping(call):
-    return {"pid": os.getpid(), "version": __version__}
+    return {"pid": _pid, "version": __version__}
 
 
 @op("status", quick=True)
@@ -23,7 +36,7 @@ def status(call):
     services = call.services
     counts = services.jobs.counts()
     return {
-        "pid": os.getpid(),
+        "pid": _pid,
         "version": __version__,
         "socketDir": os.path.dirname(services.socket_path),
         "liveJobs": counts["live"],

@@ -150,14 +150,31 @@ class Connection:
 
     def _read_loop(self):
         reader = LineReader(MAX_LINE)
+        raw, sock = self._raw, self.sock
+        drained = False
         while not self.closed:
-            chunk = self.sock.recv(READ_SIZE)
+            if drained:
+                # The last read took less than it could: the client has nothing more yet.
+                # Waiting for it first spares the read that would only say EAGAIN (one
+                # system call of three per request from a client that waits for answers).
+                sock._wait(sock._read_event)
+            try:
+                chunk = raw.recv(READ_SIZE)
+            except BlockingIOError:
+                drained = True
+                continue
             if not chunk:
                 return
+            drained = len(chunk) < READ_SIZE
             try:
                 lines = reader.lines(chunk)
             except LineTooLong:
                 return self._too_long()
+            if len(lines) == 1 and not self._queue:
+                # One request and nothing waiting before it (a client that waits for each
+                # answer): nothing to cork, no room to wait for.
+                self._take(lines[0])
+                continue
             # The answers of pipelined requests answered inline leave in one send.
             self._corked = len(lines) > 1
             try:
