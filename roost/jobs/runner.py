@@ -18,6 +18,7 @@ from roost.jobs.run_end import MAX_QUICK_DEATHS, QUICK_DEATH_MS, RunEnds, record
 from roost.jobs.unread import UnreadWatch
 from roost.keeper.client import KeeperError, KeeperRefused
 from roost.term.drafts import HELD_TEXT
+from roost.term.turns import turns
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +120,7 @@ class JobRunner:
             terminal.close()
             self.keeper.release(job.id, job.run.pid)
 
-    def attach_terminal(self, job, pty):
+    def attach_terminal(self, job, pty, judge_later=0.0):
         from roost.term.terminal import Terminal
 
         term = dict(job.launch.get("term") or {})
@@ -134,7 +135,7 @@ class JobRunner:
             self.registry.change(job, held=None, lasting=False)   # a draft of a terminal now gone
         job.terminal = terminal
         job.finisher = None
-        terminal.start()
+        terminal.start(judge_later)
 
     def _apply_reading(self, job, terminal, reading):
         """The screen's reading becomes the row (a protocol agent's reports own it once
@@ -231,7 +232,13 @@ class _TerminalHooks:
         self.runner, self.job, self.terminal = runner, job, terminal
 
     def changed(self, reading):
-        gevent.spawn(self.runner._apply_reading, self.job, self.terminal, reading)
+        gevent.spawn(self._apply_in_turn, reading)
+
+    def _apply_in_turn(self, reading):
+        # In its order among the terminals' work (roost.term.turns): a daemon that adopts
+        # 200 jobs sees dozens of screens judged in one turn, each a row to write.
+        turns.wait()
+        self.runner._apply_reading(self.job, self.terminal, reading)
 
     def held(self, held):
         gevent.spawn(self.runner._apply_held, self.job, self.terminal, held)
