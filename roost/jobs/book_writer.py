@@ -46,12 +46,17 @@ class BookWriter:
     def _run(self):
         while self._next.records:
             batch, self._next = self._next, _Batch()
+            books = ()
             try:
-                self._write(batch)
+                books = self._write(batch)
             except Exception as error:     # every waiter hears of it; the next batch tries again
                 log.exception("a batch of reply records was not written")
                 batch.error = error
             batch.done.set()
+            # Folds come after the batch's waiters go on: theirs is on disk, and a fold
+            # (a snapshot's write, the log cut) would add two syncs to their wait. What is
+            # made meanwhile waits for the next batch, as it would for this one.
+            self._fold(books)
 
     def _write(self, batch):
         by_book = {}
@@ -62,7 +67,10 @@ class BookWriter:
         store.append_many([(book.log_path, b"".join(lines)) for book, (lines, _) in by_book.items()])
         for book, (lines, generation) in by_book.items():
             book.written(generation, sum(len(line) for line in lines))
-        for book in by_book:
+        return by_book
+
+    def _fold(self, books):
+        for book in books:
             if book.log_size > book.log_limit:
                 try:
                     book.fold()
