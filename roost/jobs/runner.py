@@ -18,7 +18,6 @@ from roost.jobs.run_end import MAX_QUICK_DEATHS, QUICK_DEATH_MS, RunEnds, record
 from roost.jobs.unread import UnreadWatch
 from roost.keeper.client import KeeperError, KeeperRefused
 from roost.term.drafts import HELD_TEXT
-from roost.term.turns import turns
 
 log = logging.getLogger(__name__)
 
@@ -232,13 +231,7 @@ class _TerminalHooks:
         self.runner, self.job, self.terminal = runner, job, terminal
 
     def changed(self, reading):
-        gevent.spawn(self._apply_in_turn, reading)
-
-    def _apply_in_turn(self, reading):
-        # In its order among the terminals' work (roost.term.turns): a daemon that adopts
-        # 200 jobs sees dozens of screens judged in one turn, each a row to write.
-        turns.wait()
-        self.runner._apply_reading(self.job, self.terminal, reading)
+        gevent.spawn(self.runner._apply_reading, self.job, self.terminal, reading)
 
     def held(self, held):
         gevent.spawn(self.runner._apply_held, self.job, self.terminal, held)

@@ -1,6 +1,5 @@
-"""The loop's turns for the terminals' work: jobs' readers that have more to do, and
-readings to apply to rows (issue 21: a daemon adopting 200 jobs, 20 of them flooding,
-holds its loop as little as it can).
+"""The loop's turns for jobs' readers that have more to do (issue 21: a daemon adopting
+200 jobs, 20 of them flooding, holds its loop as little as it can).
 
 A reader with more output waiting used to come back on the loop's next turn, every one
 of them: with 20 floods, each read (the pty's bytes spliced to the log and read back,
