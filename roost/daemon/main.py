@@ -98,10 +98,6 @@ def serve(foreground=False, detached=False):
     # (issue 3: the loop never pauses over 10 ms while a job floods).
     gc.freeze()
     services.start()
-    # ... and so do the jobs just loaded and adopted, the feed's history, the board: with
-    # 200 jobs a full collection that walked them took 4-11 ms, again and again under a
-    # flood (issue 21).
-    gc.freeze()
     server = Server(listener, lambda session, op_name, args: ops.run(services, session, op_name, args),
                     services.origins.place)
     server.start()
