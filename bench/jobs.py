@@ -1,6 +1,7 @@
 """Jobs under load: what 200 idle terminal jobs cost the daemon and the keeper (memory,
-idle CPU), how soon a spawned `cat` shows its first output, and ping's latency on
-another connection while 20 jobs print as fast as they can.
+idle CPU), how soon a spawned `cat` shows its first output, ping's latency on
+another connection while 20 jobs print as fast as they can, and a daemon killed while
+it holds 200 jobs (20 of them flooding) adopting them (`adoption_under_flood`).
 
 Memory per job is the slope of the daemon's RSS over 0, 100 and 200 idle jobs added to
 a daemon that already runs a few (so the modules a first job imports, a one-time cost,
