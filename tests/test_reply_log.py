@@ -50,3 +50,13 @@ def test_a_long_log_is_folded_into_the_snapshot_and_reads_the_same(daemon):
     daemon.start()
     wait_row(daemon, job_id, lambda row: row["queued"] == 30, what="the book read back")
     assert daemon.call("reply", id=job_id, text="again", requestId="r3")["duplicate"] is True
+
+
+def test_a_new_job_has_its_empty_log_before_its_first_reply(daemon):
+    """Made with the job's directory, the log's name is on disk with job.json: a first
+    reply costs one fdatasync, not a sync of the directory as well."""
+    job_id = dispatch(daemon, ["sleep", "300"], name="waits", protocol=True)
+    log_path = os.path.join(daemon.home, "jobs", job_id, "replies.log")
+    assert os.path.getsize(log_path) == 0
+    assert daemon.call("reply", id=job_id, text="one")["saved"] is True
+    assert [record["add"]["text"] for record in read_log(log_path)[0]] == ["one"]

@@ -21,6 +21,9 @@ log = logging.getLogger(__name__)
 # The end of a job the keeper no longer holds and left no exit status for (the machine,
 # or the keeper, restarted): what a schedule's autoResume looks for (roost.schedule).
 ENDED_AWAY = "it ended while roost was away (exit status unknown)"
+# The adopted jobs' first judgements (each a row written, a timeline entry) are spread
+# this far apart, not made all at once when their screens settle together (issue 21).
+JUDGE_APART_S = 0.005
 
 
 def adopt(runner):
@@ -28,7 +31,7 @@ def adopt(runner):
     does not hold."""
     registry, keeper = runner.registry, runner.keeper
     adopted = set()
-    for info, pty in keeper.fds():
+    for index, (info, pty) in enumerate(keeper.fds()):
         job = registry.get(info.get("job"))
         exited = info.get("exited")
         if job is None:
@@ -47,7 +50,7 @@ def adopt(runner):
                 registry.move(job, "running", state="working", pid=info.get("pid"), endedAt=None)
             else:
                 registry.change(job, pid=info.get("pid"), endedAt=None)
-        runner.attach_terminal(job, pty)
+        runner.attach_terminal(job, pty, judge_later=index * JUDGE_APART_S)
         if exited:
             job.run.exit = dict(exited, job=job.id)
             runner.ends.finish_soon(job)

@@ -15,6 +15,7 @@ import gevent
 
 from roost import paths, store
 from roost.errors import RoostError, bad_request, not_found
+from roost.jobs import reply_book
 from roost.jobs.record import AGENT_STATES, END_STATES, ROW_FIELDS, Job, new_record, now_ms
 from roost.jobs.news import state_news
 from roost.jobs.run import RunRefused
@@ -100,6 +101,7 @@ class JobRegistry:
         job_id = self._new_id()
         directory = self.job_dir(job_id)
         os.mkdir(directory, 0o700)
+        reply_book.prepare(directory)
         record = new_record(job_id, secrets.token_urlsafe(32), fields)
         record["launch"] = launch
         if request_id:

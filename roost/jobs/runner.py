@@ -121,7 +121,7 @@ class JobRunner:
             terminal.close()
             self.keeper.release(job.id, job.run.pid)
 
-    def attach_terminal(self, job, pty):
+    def attach_terminal(self, job, pty, judge_later=0.0):
         from roost.term.terminal import Terminal
 
         term = dict(job.launch.get("term") or {})
@@ -136,7 +136,7 @@ class JobRunner:
             self.registry.change(job, held=None, lasting=False)   # a draft of a terminal now gone
         job.terminal = terminal
         job.finisher = None
-        terminal.start()
+        terminal.start(judge_later)
 
     def _apply_reading(self, job, terminal, reading):
         """The screen's reading becomes the row (a protocol agent's reports own it once

@@ -3,7 +3,8 @@
 A quiet job costs a watcher on its master's readability (and, while its screen waits to
 be judged, a timer): when either fires, the hub calls back and only then a greenlet is
 spawned. It reads, hands the output to its owner and asks the owner what next: read
-again on the loop's next turn (MORE), wait a while for more output (WAIT), or let the
+again on a later turn of the loop, in its order among the readers with more to do
+(MORE, roost.term.turns), wait a while for more output (WAIT), or let the
 greenlet go until the fd or a deadline wakes it again (PARK). At EOF the owner gets
 `drain_step()` turns to finish its screen, then `ended()`.
 
@@ -21,6 +22,7 @@ import gevent
 import gevent.socket
 from gevent import getcurrent
 
+from roost.term.turns import turns
 from roost.unix.fds import bytes_ready
 
 log = logging.getLogger(__name__)
@@ -71,7 +73,6 @@ class PtyReader:
     def _run(self, ready):
         """`ready`: started, or woken by readability: read without asking first."""
         owner = self.owner
-        idle = None      # yields to the loop: idle watchers run once nothing else waits
         try:
             while True:
                 data = self._read(ready)
@@ -82,27 +83,20 @@ class PtyReader:
                 step, seconds = owner.next_step(bool(data))
                 ready = False
                 if step is MORE:
-                    # sleep(0) would not do: it yields to greenlets, not to the loop's
-                    # timers and fds (another connection's request).
-                    if idle is None:
-                        idle = gevent.get_hub().loop.idle()
-                    gevent.socket.wait(idle)
+                    # A turn of the loop shared with every reader that has more to do
+                    # (roost.term.turns): other connections' requests go on between.
+                    turns.wait()
                 elif step is WAIT:
                     ready = self._wait_readable(seconds)
                 else:
                     self._park(seconds)
                     return
             while owner.drain_step():
-                if idle is None:
-                    idle = gevent.get_hub().loop.idle()
-                gevent.socket.wait(idle)
+                turns.wait()
         except gevent.GreenletExit:
             return
         except Exception:
             log.exception("job %s: reading its terminal failed", self.job_id)
-        finally:
-            if idle is not None:
-                idle.close()
         owner.ended()
 
     def _read(self, ready):

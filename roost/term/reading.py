@@ -189,7 +189,8 @@ class ScreenReading:
     that redraws itself while it waits still waits. Each method gives the new reading, or
     None when it stays."""
 
-    __slots__ = ("profile", "current", "typed", "unjudged", "changed_at", "summary_at", "checked_at")
+    __slots__ = ("profile", "current", "typed", "unjudged", "changed_at", "summary_at", "checked_at",
+                 "judge_after")
 
     def __init__(self, profile, typed):
         self.profile = profile
@@ -199,12 +200,13 @@ class ScreenReading:
         self.changed_at = time.monotonic()
         self.summary_at = 0.0
         self.checked_at = 0.0
+        self.judge_after = 0.0            # not judged before this moment (see Terminal.start)
 
     def settle_left(self, now):
         """Seconds until it may be judged; 0 when due; None when judged already."""
         if not self.unjudged:
             return None
-        return max(0.0, self.profile.settle - (now - self.changed_at))
+        return max(0.0, self.profile.settle - (now - self.changed_at), self.judge_after - now)
 
     def changed(self, lines_of):
         """The screen shows other text now (`lines_of()` gives its lines)."""

@@ -102,10 +102,10 @@ class Terminal:
 
     # -- the contract ---------------------------------------------------------------------
 
-    def start(self):
-        """Reads at once. A terminal taken over after a daemon restart starts its screen
-        from the log's tail, fed a slice a turn like any output: reading (and logging)
-        does not wait for it, so a job never stalls on a full pty meanwhile."""
+    def start(self, judge_later=0.0):
+        """Reads at once; a screen taken over after a restart starts from the log's tail,
+        fed a slice a turn. `judge_later`: its first judgement waits (jobs.adoption)."""
+        self._read.judge_after = time.monotonic() + judge_later
         tail = self._log_tail()
         if tail:
             self._feed.replay(tail)
