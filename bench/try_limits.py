@@ -271,7 +271,8 @@ def report(figures):
         "`usage_limit_reached` with `resets_at`, both the next whole minute at least 30 s ahead; aider and pi "
         "OpenAI's 429 `rate_limit_exceeded` (`Please try again in 20s.`), which they retry by themselves, then "
         "give up. The limit answers stop once the row reads limit. roost.json's `limitResumeDelayMs` is "
-        f"{RESUME_DELAY_MS} ms. \"resumed request\": the first request of a turn with `continue` on a row of its own in its last user text.")])
+        f"{RESUME_DELAY_MS} ms. \"resumed request\": the first request of a turn with `continue` on a row of its "
+        "own in its last user text.")])
 
 
 def fmt(value, unit):
