@@ -24,7 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from roost import ops  # noqa: E402
-from roost.ops import callers  # noqa: E402
+from roost.ops import agents, callers  # noqa: E402
 
 TARGET = os.path.join(ROOT, "docs", "protocol.md")
 CALLERS = (callers.PERSON, callers.CONCIERGE, callers.SESSION, callers.UNREGISTERED, callers.IN_JOB)
@@ -60,6 +60,19 @@ MILESTONES = {
     60: "`pr`: push the branch and open a pull request",
     65: "`prepare`: the daemon makes the task's worktree and says where",
 }
+
+
+# What roost adds to the spec's types, with the values as the code has them:
+# (types, field, its type, what it is).
+ADDED_FIELDS = (
+    ("JobRow, WorkerReport", "waitingFor",
+     lambda: " \\| ".join(f'`"{value}"`' for value in agents.WAITING_FOR) + " \\| `null`",
+     "issue 19: `limit`, the agent stopped at its usage limit (a profile's `term.limit` read it, or the "
+     "agent reported it)"),
+    ("JobRow, WorkerReport", "resetsAt", lambda: "`number \\| null`",
+     "issue 19: when that limit resets (ms since the epoch); null when the screen gives no time roost can "
+     "read, and on every row not at a limit"),
+)
 
 
 class OpSource:
@@ -260,7 +273,9 @@ def render():
         lines += ["## Ops the callers' table names that this daemon does not offer", "",
                   "Refused as the table says, else answered `unsupported`: "
                   + ", ".join(f"`{name}`" for name in spec_only) + ".", ""]
-    lines += ["## Milestones", "",
+    lines += ["## Fields roost adds to the spec's types", "", "| in | field | type | what it is |", "|---|---|---|---|"]
+    lines += [f"| {types} | `{field}` | {kind()} | {what} |" for types, field, kind, what in ADDED_FIELDS]
+    lines += ["", "## Milestones", "",
               "The code names the protocol's milestones where a rule comes from one (`M47`); each is:", "",
               "| milestone | what it is | named in |", "|---|---|---|"]
     named = named_milestones()

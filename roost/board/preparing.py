@@ -24,6 +24,7 @@ from roost.board import places
 from roost.board.board import now_ms
 from roost.errors import RoostError, bad_request
 from roost.events.bus import one_line
+from roost.jobs import limits
 
 log = logging.getLogger(__name__)
 
@@ -244,6 +245,7 @@ class Preparations:
                 self.undo(task, "the task is taken or finished")
                 raise RoostError("conflict", f"task #{task_id} is {task['state']}: it cannot be started")
             args = {key: value for key, value in launch.items() if key not in ("worktree", "requestId")}
+            self._refuse_into_a_limit(task_id, args)
             first = not (task.get("workspace") or {}).get("setupDone")
             setup = spaces.checks.setup_plan(task, hold) if first else None
             if setup is not None and setup.ready:
@@ -262,6 +264,18 @@ class Preparations:
                 task["workspace"]["note"] = setup.why
                 self.board.save()
             return task, job
+
+    def _refuse_into_a_limit(self, task_id, args):
+        """issue 19: an agent started now would meet the usage limit a parked job of its
+        provider waits at. Refused, naming the reset, with the worktree kept prepared: the
+        person (or the concierge) starts it then, rather than a session that would sit at
+        its limit from its first turn."""
+        limit = limits.known_limit(self.workspaces.launcher, args)
+        if limit is not None:
+            provider, reset = limit
+            raise RoostError("busy", f"the {provider} usage limit resets at {limits.clock(reset)}: task "
+                                     f"#{task_id}'s agent is not started into it (its worktree stays prepared; "
+                                     "start it after the reset)")
 
     def _take_hold(self, task, hold):
         """The hold becomes the task's workspace (a new one, or the one it had)."""

@@ -39,6 +39,7 @@ COMMANDS = {
     "rm": ("rm", "remove an ended job and its directory"),
     "respawn": ("respawn", "start an ended job again"),
     "pin": ("pin", "pin a job (listed first, never reaped)"),
+    "limits": ("limits", "the jobs parked at their usage limit, and their resume at the reset (off, on)"),
     "rename": ("rename", "rename a job"),
     "proxy": ("proxy", "bridge stdin/stdout to this machine's daemon (what --host runs over ssh)"),
     "completion": ("completion", "print the shell completion script (bash, zsh, fish)"),

@@ -3,6 +3,7 @@ Mercurial's command server builds its own); the ops reach them through `call.ser
 
     config, keeper, feed -> bus -> jobs -> runner -> links -> replies, reaper, launcher
     jobs, runner, replies -> timelines (each job's flight recorder)
+    jobs, replies, config, bus -> limit resumes (parked jobs typed into at their reset)
     jobs -> directory -> messenger -> watches (peers) -> board, its actions -> workspaces -> radar
     jobs, launcher -> schedules (the book) -> scheduler (their one timer)
     bus -> orders; jobs, launcher, replies, subscribers, orders -> concierge -> digests
@@ -33,6 +34,7 @@ from roost.events.subscribers import Subscribers
 from roost.jobs import adoption, roost_on_path
 from roost.jobs.agent_links import AgentLinks
 from roost.jobs.launcher import Launcher
+from roost.jobs.limit_resume import LimitResumer
 from roost.jobs.origins import ProcessOrigins
 from roost.jobs.reaping import Reaper
 from roost.jobs.record import now_ms
@@ -86,6 +88,7 @@ class Services:
         # Every part that starts jobs (dispatch, spawn, the board, schedules) starts them here.
         self.launcher = Launcher(self.jobs, self.runner, self.replies, self.config)
         self.timelines = Timelines(self.jobs)
+        self.limit_resumes = LimitResumer(self.jobs, self.replies, self.config, self.bus)
         self.directory = PeerDirectory(self.jobs)
         self.messenger = Messenger(self.directory, self.runner, self.replies, self.links, self.bus)
         self.watches = Watches(home, self.jobs, self.directory, self.messenger)
@@ -118,7 +121,7 @@ class Services:
         checks = self.workspaces.checks
         for hook in (self.timelines.row_changed, self.reaper.row_changed, self.subscribers.row_changed,
                      self.board_actions.row_changed, checks.row_changed, self.concierge.row_changed,
-                     self.notifier.row_changed, self.radar.row_changed):
+                     self.notifier.row_changed, self.radar.row_changed, self.limit_resumes.row_changed):
             self.jobs.on_row_change.append(hook)
         for hook in (self.subscribers.removed, self.board_actions.removed, checks.removed, self.notifier.removed):
             self.jobs.on_remove.append(hook)
@@ -170,6 +173,7 @@ class Services:
         except Exception:
             log.exception("starting the schedules failed")
         self.digests.start()
+        self.limit_resumes.start()      # after adoption: parked rows are resumed from their records
         running = sum(1 for job in self.jobs.all() if job.running)
         self.bus.publish("daemon", f"roost {__version__} started: {running} jobs running")
 
@@ -179,6 +183,7 @@ class Services:
         self.bus.publish("daemon", "roost stopping" + (": its jobs go on" if keep_workers else ""))
         self.scheduler.stop()
         self.digests.stop()
+        self.limit_resumes.stop()
         adoption.shut_down(self.runner, keep_workers)
         self.jobs.flush()
         self.bus.flush()

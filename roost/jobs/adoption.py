@@ -110,7 +110,7 @@ def _settle_unheld(runner, job):
     """A job on record as running that the keeper does not hold and whose end it never
     recorded: it ended while roost was away."""
     runner.registry.move(job, "ended", state=end_state(False, None, job.state), pid=None,
-                         endedAt=now_ms(), status=None, waitingFor=None,
+                         endedAt=now_ms(), status=None, waitingFor=None, resetsAt=None,
                          error=ENDED_AWAY)
 
 

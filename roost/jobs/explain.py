@@ -8,12 +8,17 @@ import time
 from roost.jobs.record import END_STATES
 
 
-def explain(job, settle_ms=None):
-    """The paragraph for `job`'s row as it is now."""
+def explain(job, settle_ms=None, limit_plan=None):
+    """The paragraph for `job`'s row as it is now; `limit_plan`: what roost does at its
+    usage limit's reset (roost.jobs.limit_resume), for a row at one."""
     row = job.row()
     terminal = job.terminal if job.running else None
     said = _said(row)
     parts = [f"{job.name} ({job.id}) is {said} since {_clock(row.get('stateSince'))}."]
+    if row.get("waitingFor") == "limit" and row["state"] not in END_STATES:
+        parts.append(_at_limit(row, job.record.get("limitSeen")))
+        if limit_plan:
+            parts.append(limit_plan)
     if row["state"] in END_STATES or not job.running:
         parts.append(_ended(job, row))
     elif job.record.get("reported"):
@@ -43,11 +48,24 @@ def _said(row):
         return "blocked on a dialog" + (f" ({row['question']!r})" if row.get("question") else "")
     if state == "blocked" and waiting_for == "first-prompt":
         return "waiting for its first prompt"
+    if state == "blocked" and waiting_for == "limit":
+        return "blocked at its usage limit"
     if state == "blocked" and waiting_for == "question":
         return "waiting for the user's answer"
     if state == "blocked" and row.get("status") is None:
         return "blocked, in a state roost cannot read"
     return state or "starting"
+
+
+def _at_limit(row, limit_seen):
+    """issue 19: 'It stopped at its usage limit; resets at 15:00 (from the screen's "3pm").'"""
+    reset_text = limit_seen.get("text") if isinstance(limit_seen, dict) else None
+    if row.get("resetsAt"):
+        said = f"It stopped at its usage limit; resets at {_clock(row['resetsAt'], '%H:%M')}"
+        return said + (f' (from the screen\'s "{reset_text}").' if reset_text else ".")
+    if reset_text:
+        return f'It stopped at its usage limit; the screen\'s "{reset_text}" gives no reset time roost can read.'
+    return "It stopped at its usage limit; the screen gives no reset time."
 
 
 def _from_screen(why, row, settle):
@@ -61,6 +79,9 @@ def _from_screen(why, row, settle):
     if rule == "typed":
         return ("roost typed text into it and saw it submitted; it reads as working until its screen "
                 "has been quiet and is judged again.")
+    if rule == "limit":
+        return (f"Its screen was read as at its usage limit because {matched}. roost types nothing it "
+                "queued into it until it works again.")
     if rule == "dialog":
         choices = ", ".join(row.get("choices") or []) or "none recognised"
         return (f"Its screen was read as a dialog because {matched} (its choices: {choices}). roost never "
@@ -89,7 +110,7 @@ def _ended(job, row):
     return text + "."
 
 
-def _clock(ms):
+def _clock(ms, form="%H:%M:%S"):
     if not ms:
         return "an unknown time"
-    return time.strftime("%H:%M:%S", time.localtime(ms / 1000))
+    return time.strftime(form, time.localtime(ms / 1000))

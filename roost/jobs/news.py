@@ -24,6 +24,8 @@ def describe(row):
             return f"shows a dialog: {row.get('question') or summary or ''}".rstrip(": ")
         if waiting_for == "first-prompt":
             return "waits for its first task"
+        if waiting_for == "limit":
+            return f"stopped at its usage limit: {summary or ''}".rstrip(": ")
         if row.get("status") is None:
             return "shows a screen roost cannot read"
         return f"waits for an answer: {row.get('question') or summary or ''}".rstrip(": ")

@@ -16,7 +16,7 @@ from roost.term import patterns
 
 TASK_MODES = ("type", "argv")
 BUILT_IN = "built-in"
-TERM_PATTERNS = ("waiting", "working", "dialog", "question", "choices")
+TERM_PATTERNS = ("waiting", "working", "dialog", "limit", "question", "choices")
 
 
 def _users(config):
@@ -144,6 +144,14 @@ def apply(launch, config, task):
         launch["resumeCommand"] = _argv(resume, f"agentProfiles.{name}.resume")
     if launch.get("resumeCommand"):
         launch["resumable"] = True
+    # issue 19: the text typed at a usage limit's reset (roost.jobs.limit_resume), and
+    # whose limit it is (jobs of one provider share it).
+    limit_resume = profile.get("limitResume")
+    if not (limit_resume is None or limit_resume is False or (isinstance(limit_resume, str) and limit_resume)):
+        raise bad_request(f"agentProfiles.{name}.limitResume must be a text, null or false")
+    launch.setdefault("limitResume", limit_resume or None)
+    provider = profile.get("provider")
+    launch.setdefault("provider", provider if isinstance(provider, str) and provider else name)
     mode = profile.get("task", "type")
     if mode not in TASK_MODES:
         raise bad_request(f"agentProfiles.{name}.task must be one of {', '.join(TASK_MODES)}")

@@ -48,6 +48,8 @@ _ROW_DEFAULTS = {
     "summary": None, "question": None, "choices": (), "model": None, "thinking": None,
     "context": None, "error": None, "stateSince": 0, "reaped": False, "pinned": False,
     "order": None, "orderKey": None,
+    # issue 19: when the usage limit a `waitingFor: "limit"` row waits at resets (ms), or null.
+    "resetsAt": None,
 }
 # Optional JobRow fields: shown when the record has them.
 _ROW_OPTIONAL = ("usage", "parentSession", "rootSession", "parentOpen", "agent", "prs", "worktree",

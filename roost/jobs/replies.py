@@ -103,6 +103,25 @@ class ReplyDesk:
             return {"delivered": True, "saved": False}
         return {"delivered": False, "saved": False, "error": result["error"]}
 
+    def type_for_roost(self, job, text, source, still):
+        """roost's own text (a limit's resume, `source`), typed at once into a screen
+        `still()` holds for, and never over an attached person's draft: it waits for the
+        line to be submitted, cleared or left. The typing's result (type_text's), told to
+        the typing hooks like a reply's."""
+        terminal = job.terminal
+        while True:
+            if terminal is None or job.terminal is not terminal or terminal.closed or job.protocol:
+                return {"submitted": False, "error": "the job has no terminal now"}
+            terminal.wait_for(lambda: not terminal.held or terminal.closed)
+            if not still():
+                return {"submitted": False, "ready": False, "error": "the screen no longer shows what it did"}
+            result = terminal.type_text(text, "steer", still=still)
+            if result.get("ready") is False and terminal.held:
+                continue       # a person began a draft meanwhile: after it
+            if result.get("ready") is not False:
+                self._after_typing(job, result, text, source, "steer")
+            return result
+
     def _free(self, job, terminal):
         """The screen waits for text and nothing is queued or being typed before it."""
         typist = self._typists.get(job.id)

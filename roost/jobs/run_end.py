@@ -90,7 +90,8 @@ class RunEnds:
         exit_fields = run.exit or {}
         run_pid = run.pid
         ended_at = exit_fields.get("at") or now_ms()
-        fields = {"pid": None, "endedAt": ended_at, "status": None, "waitingFor": None, "unreadSince": None,
+        fields = {"pid": None, "endedAt": ended_at, "status": None, "waitingFor": None, "resetsAt": None,
+                  "unreadSince": None,
                   "exit": {key: exit_fields.get(key) for key in ("code", "signal", "status")}}
         if terminal is not None:
             # The screen's last line as it was left (the reading's may be seconds old).

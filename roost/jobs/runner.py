@@ -12,7 +12,7 @@ import os
 import gevent
 
 from roost.errors import RoostError
-from roost.jobs import builtin_profiles, launch, processes
+from roost.jobs import builtin_profiles, launch, limits, processes
 from roost.jobs.record import END_STATES, LIVE_STATES, now_ms
 from roost.jobs.run_end import MAX_QUICK_DEATHS, QUICK_DEATH_MS, RunEnds, recorded_exit
 from roost.jobs.unread import UnreadWatch
@@ -63,7 +63,7 @@ class JobRunner:
             # In the feed before anything the run does while its start is written.
             self._publish_start(job, argv, first)
             self.registry.move(job, "running", state="working", pid=pid, startedAt=started_at,
-                               endedAt=None, status="busy", waitingFor=None, question=None,
+                               endedAt=None, status="busy", waitingFor=None, resetsAt=None, question=None,
                                choices=[], error=None, reaped=False, lastArgv=argv, unreadSince=None)
         except BaseException:
             if job.run.phase == "starting":
@@ -148,6 +148,7 @@ class JobRunner:
         fields["question"] = reading.get("question")
         fields["choices"] = list(reading.get("choices") or [])
         fields.update(self.unread.reading(job, terminal, reading))
+        fields.update(limits.reading_fields(job, reading))
         record = job.record
         # Only the last line of a working screen moved: the screen holds it, no disk needs to.
         lasting = state != job.state or any(record.get(key) != value

@@ -5,7 +5,7 @@ Entries (`at`: ms since the epoch, `kind`, and the kind's own fields):
 
 | kind | when | fields |
 |---|---|---|
-| `state` | the row's state, status, waitingFor, held or error changed | the row's `state`, `status`, `waitingFor`, `summary`, `question`, `held`, `error`; `why`: the rule that decided it (roost.term.reading) or `{"rule": "report"}` for an agent's own report (`superseded`: the screen was read again before the entry was made); `screen`: the screen's text then; `answeredBy`: who ended a dialog |
+| `state` | the row's state, status, waitingFor, resetsAt, held or error changed | the row's `state`, `status`, `waitingFor`, `resetsAt`, `summary`, `question`, `held`, `error`; `why`: the rule that decided it (roost.term.reading) or `{"rule": "report"}` for an agent's own report (`superseded`: the screen was read again before the entry was made); `screen`: the screen's text then; `answeredBy`: who ended a dialog |
 | `typed` | roost typed text into the terminal | `text`, `from` (a reply, or an agent item's kind), `mode`, `submitted`, `error`, `into` (`dialog` when it answered one) |
 | `keys` | a person's named keys (`roost keys`) | `keys`, `into` |
 | `started` / `adopted` | a run began, or a daemon took over a run an earlier one started | `argv`, `pid` |
@@ -37,7 +37,7 @@ MAX_TEXT = 2000                 # a typed text, as recorded
 MAX_SCREEN = 16 * 1024          # a screen's text, as recorded (a 1000x1000 window is no record)
 MAX_QUEUED = 10000              # entries waiting for the writer; past it the oldest are dropped
 ANSWER_WINDOW_MS = 10_000       # typing this recent ended a dialog that closed
-_WATCHED = ("state", "status", "waitingFor", "held", "error")
+_WATCHED = ("state", "status", "waitingFor", "resetsAt", "held", "error")
 
 
 class Timelines:
@@ -77,8 +77,8 @@ class Timelines:
             why = reading.get("why") if agrees else {"rule": "superseded"}
         else:
             why = {"rule": "run-end"} if after["state"] in ("done", "failed", "stopped") else None
-        entry = {key: after.get(key) for key in ("state", "status", "waitingFor", "summary", "question",
-                                                   "held", "error")}
+        entry = {key: after.get(key) for key in ("state", "status", "waitingFor", "resetsAt", "summary",
+                                                   "question", "held", "error")}
         entry["why"] = why
         if terminal is not None:
             entry["screen"] = terminal.screen.text()[-MAX_SCREEN:]

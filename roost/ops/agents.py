@@ -16,7 +16,7 @@ from roost.ops import callers, op
 
 STATES = ("working", "blocked", "done", "failed")
 STATUSES = ("busy", "waiting", "idle")
-WAITING_FOR = ("dialog", "question", "first-prompt")
+WAITING_FOR = ("dialog", "question", "first-prompt", "limit")
 # The spec's limits: longer text is cut, not refused.
 LIMITS = {"summary": 500, "question": 2000, "tool": 100, "error": 1000, "model": 200,
           "thinking": 100}
@@ -76,6 +76,10 @@ def row_fields(report):
         "waitingFor": _enum(report.get("waitingFor"), "waitingFor", WAITING_FOR),
         "choices": [choice[:MAX_CHOICE] for choice in choices[:MAX_CHOICES]],
     }
+    # issue 19: an agent at its usage limit may say when it resets (ms since the epoch).
+    resets_at = report.get("resetsAt")
+    fields["resetsAt"] = resets_at if fields["waitingFor"] == "limit" and isinstance(resets_at, int) \
+        and not isinstance(resets_at, bool) and resets_at > 0 else None
     for field in ("summary", "question", "tool", "error", "model", "thinking"):
         fields[field] = _cut(report.get(field), field)
     name = _cut(report.get("name"), "name")

@@ -49,6 +49,9 @@ REFUSED = {
     "respawn": _PERSON_ONLY,
     "reply": _PERSON_ONLY,
     "pin": _PERSON_ONLY,
+    # roost's own (issue 19): the jobs parked at their usage limit, and a job's resume.
+    "limits": _PERSON_ONLY,
+    "limit-resume": _PERSON_ONLY,
     "rename": _PERSON_ONLY,
     "reorder": _PERSON_ONLY,
     "subscribe": _PERSON_ONLY,

@@ -26,5 +26,6 @@ def timeline(call):
 def explain(call):
     job = _find(call)
     reading = job.terminal.reading if job.terminal is not None and job.running else None
-    return {"id": job.id, "name": job.name, "text": explaining.explain(job),
+    plan = call.services.limit_resumes.plan(job)
+    return {"id": job.id, "name": job.name, "text": explaining.explain(job, limit_plan=plan),
             "why": (reading or {}).get("why"), "row": job.row()}

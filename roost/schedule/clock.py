@@ -6,6 +6,9 @@ A run starts the schedule's launch (its job's row says `schedule: NAME`) or, for
 schedule, types its text to the session as a reply from roost. It is skipped, and the
 skip kept as `lastSkip {at, why}`, when the last run still goes, the launch is refused,
 or the target is gone or does not wait. Each run and each skip is a `schedule` event.
+A launch of a profile whose provider's usage limit has a known reset to come (a parked
+job of that provider, roost.jobs.limits) is skipped, "the <provider> usage limit resets
+at HH:MM", and runs once at that reset (`afterLimitAt`), its clock unchanged.
 
 A slot found more than a minute late was missed (roost was not running, or the machine
 slept): it runs once when the schedule says `catchUp`, however many slots were missed,
@@ -20,6 +23,7 @@ import gevent
 import gevent.event
 
 from roost.errors import RoostError
+from roost.jobs import limits
 from roost.jobs.adoption import ENDED_AWAY
 from roost.jobs.record import now_ms
 
@@ -71,7 +75,10 @@ class Scheduler:
         while True:
             try:
                 self._run_due()
-                earliest = min((schedule.next_at for schedule in self.book.active()), default=None)
+                self._run_after_limits()
+                earliest = min((at for schedule in self.book.active()
+                                for at in (schedule.next_at, schedule.record.get("afterLimitAt")) if at is not None),
+                               default=None)
             except Exception:
                 log.exception("the schedules' timer failed a round; it goes on")
                 earliest = None
@@ -98,6 +105,21 @@ class Scheduler:
                 log.exception("schedule %s failed to run", schedule.name)
             # The next slot after now: slots missed meanwhile are not run one by one.
             schedule.record["nextAt"] = schedule.following(max(now, now_ms()))
+        if due:
+            self.book.save()
+
+    def _run_after_limits(self):
+        """The runs a usage limit put off, once its reset came."""
+        now = now_ms()
+        due = [schedule for schedule in self.book.active() if (schedule.record.get("afterLimitAt") or now + 1) <= now]
+        for schedule in due:
+            at = schedule.record.pop("afterLimitAt")
+            try:
+                self._fire(schedule, due=at)
+            except Skipped:
+                pass
+            except Exception:
+                log.exception("schedule %s failed to run after its limit's reset", schedule.name)
         if due:
             self.book.save()
 
@@ -145,6 +167,12 @@ class Scheduler:
             args["task"] = record["task"]
         if not args.get("name"):
             args["name"] = schedule.name
+        limit = limits.known_limit(self.launcher, args)
+        if limit is not None:
+            provider, reset = limit
+            if due is not None:
+                record["afterLimitAt"] = reset      # a run of its clock: then, once (_run_after_limits)
+            raise Skipped("busy", f"the {provider} usage limit resets at {limits.clock(reset)}")
         try:
             started = self.launcher.launch(args, extra={"schedule": schedule.name})
         except RoostError as error:
@@ -161,6 +189,10 @@ class Scheduler:
             raise Skipped("not_found", f"its target {record.get('targetName')} ({record['target']}) is gone")
         reading = job.terminal.reading if job.terminal is not None else {}
         waits = job.running and job.record.get("status") == "waiting"
+        if job.running and job.record.get("waitingFor") == "limit":
+            resets_at = job.record.get("resetsAt")
+            raise Skipped("busy", f"its target {job.name} is at its usage limit"
+                                  + (f" (it resets at {limits.clock(resets_at)})" if resets_at else ""))
         if not waits or job.record.get("waitingFor") == "dialog" or reading.get("dialog"):
             raise Skipped("busy", f"its target {job.name} does not wait for text")
         self.replies.queue(job, record["text"])

@@ -2,31 +2,36 @@
 
 `submit`: the keys that submit typed text; `settleMs`: the quiet time before the screen
 is judged; `waiting` / `working` / `dialog`: regexes over the rendered screen (its lines
-joined, `^` and `$` at each line); `question`: a regex whose last match on the screen is
-a dialog's question (its `question` group, else all it matched), for a dialog whose
-question is not where its `dialog` pattern matches; `choices`: a regex whose matches
-after the question (or after the dialog's match) are its options (each its `choice`
-group, else its `label` group, else all it matched; a `key` group may say what picks
-it); `typeTask`: kept for whoever types the first task. A reading is what the screen
-says about the job, in the JobRow's words: {state, status, waitingFor, summary}, and
-for a dialog its `question` and `choices`; and `why`, the rule that decided it (issue 19:
-`roost explain`, the timeline): {rule, pattern, line} where rule is the pattern that
-matched (`working`, `dialog`, `waiting`), `none` (none did), `quiet` (a profile with no
-`waiting` pattern takes quiet for waiting), `changed` (output came since the screen was
-judged) or `typed` (roost submitted text: at work until judged again).
+joined, `^` and `$` at each line); `limit`: a regex matching a screen where the agent
+stopped at its plan's usage limit or a provider's rate limit, its `reset` group (when it
+took part) the text that says when it resets (roost.term.resets); `question`: a regex
+whose last match on the screen is a dialog's question (its `question` group, else all it
+matched), for a dialog whose question is not where its `dialog` pattern matches;
+`choices`: a regex whose matches after the question (or after the dialog's match) are
+its options (each its `choice` group, else its `label` group, else all it matched; a
+`key` group may say what picks it); `typeTask`: kept for whoever types the first task. A
+reading is what the screen says about the job, in the JobRow's words: {state, status,
+waitingFor, summary}, and for a dialog its `question` and `choices`; and `why`, the rule
+that decided it (issue 19: `roost explain`, the timeline): {rule, pattern, line} where
+rule is the pattern that matched (`working`, `dialog`, `limit`, `waiting`), `none` (none
+did), `quiet` (a profile with no `waiting` pattern takes quiet for waiting), `changed`
+(output came since the screen was judged) or `typed` (roost submitted text: at work
+until judged again).
 
 roost types the task and queued replies only into a screen that reads as waiting for
 text (`ready_for_text`): never into a dialog (typing there can approve what the user
 never approved), never into a screen that matches none of its profile's patterns. A
 profile that names no `waiting` pattern takes a quiet screen for waiting: a guess, the
-best roost can do for a program it knows nothing of.
+best roost can do for a program it knows nothing of. A limit screen is not waiting for
+text either: what is queued waits until the agent works again (roost.jobs.limit_resume
+types the profile's `limitResume` text at the reset).
 """
 
 import logging
 import re
 import time
 
-from roost.term import patterns
+from roost.term import patterns, resets
 
 log = logging.getLogger(__name__)
 
@@ -85,16 +90,19 @@ class TermProfile:
         self.waiting = _pattern(term.get("waiting"), "waiting", linear)
         self.working = _pattern(term.get("working"), "working", linear)
         self.dialog = _pattern(term.get("dialog"), "dialog", linear)
+        self.limit = _pattern(term.get("limit"), "limit", linear)
         self.question = _pattern(term.get("question"), "question", linear)
         self.choices = _pattern(term.get("choices"), "choices", linear) or re.compile(DEFAULT_CHOICES, re.MULTILINE)
         type_task = term.get("typeTask")
         self.type_task = type_task if isinstance(type_task, str) else None
 
-    def judge(self, lines, typed):
+    def judge(self, lines, typed, seen_ms=None, tz_name=None):
         """The reading of a screen that has been quiet for `settle` seconds.
 
         `working` matching wins (a spinner that stopped still means work); then
-        `dialog` (it waits for the user to choose, not for text); then `waiting`: the
+        `dialog` (it waits for the user to choose, not for text); then `limit` (an agent
+        at its usage limit may still show the prompt `waiting` matches): its reset text
+        is read as of `seen_ms` (default now) in zone `tz_name`; then `waiting`: the
         program waits for text, for its first prompt while nothing has been typed, for
         an answer after. A profile that names what waiting looks like and sees none of
         it says so (status None) rather than guess; one that does not takes quiet for
@@ -111,6 +119,11 @@ class TermProfile:
                 reading = self._dialog_reading(text, found, summary)
                 reading["why"] = _why("dialog", found, self.dialog, text, typed)
                 return reading
+        if self.limit is not None:
+            found = self.limit.search(text)
+            if found is not None:
+                return limit_reading(found, summary, _why("limit", found, self.limit, text, typed),
+                                     seen_ms, tz_name)
         found = self.waiting.search(text) if self.waiting is not None else None
         if self.waiting is None or found is not None:
             why = _why("waiting", found, self.waiting, text, typed) if found else _why("quiet", typed=typed)
@@ -142,6 +155,17 @@ class TermProfile:
                 break
         return {"state": "blocked", "status": "waiting", "waitingFor": "dialog", "summary": summary,
                 "question": " ".join(question.split())[:MAX_QUESTION], "choices": choices}
+
+
+def limit_reading(found, summary, why, seen_ms=None, tz_name=None):
+    """The reading of a limit screen: `resetsAt` from its `reset` group, else null."""
+    reset = (found.groupdict().get("reset") or "").strip() or None
+    if reset is not None:
+        why["reset"] = reset[:MAX_SUMMARY]
+    seen_ms = seen_ms if seen_ms is not None else int(time.time() * 1000)
+    return {"state": "blocked", "status": "waiting", "waitingFor": "limit",
+            "resetsAt": resets.reset_at(reset, seen_ms, tz_name) if reset else None,
+            "summary": why.get("line") or summary, "why": why}
 
 
 def _group(match, *names):
@@ -240,6 +264,10 @@ def ready_for_text(reading):
     """The screen says the program waits for text: roost may type a task or a queued
     reply into it."""
     return reading.get("status") == "waiting" and reading.get("waitingFor") in ("question", "first-prompt")
+
+
+def shows_limit(reading):
+    return reading.get("waitingFor") == "limit"
 
 
 def shows_dialog(reading):

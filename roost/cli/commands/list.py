@@ -34,6 +34,8 @@ def state_text(row):
     if row["state"] == "blocked":
         if row.get("unreadSince"):
             return "unread"     # its screen matches none of its profile's patterns
+        if row.get("waitingFor") == "limit":
+            return "limit"      # at its usage limit (issue 19): its summary says until when
         return "waiting" if row.get("status") == "waiting" else "blocked"
     return row["state"]
 

@@ -38,6 +38,8 @@ def line(entry, screens=False):
     if kind == "state":
         said = "/".join(str(entry.get(key)) for key in ("state", "status", "waitingFor"))
         text = f"{at} state {said}{_why(entry.get('why'))}"
+        if entry.get("resetsAt"):
+            text += f" resets at {_clock(entry['resetsAt'])}"
         if entry.get("held"):
             text += f" held: {entry['held']}"
         if entry.get("answeredBy"):

@@ -1,0 +1,58 @@
+"""A TUI-like agent that hits its usage limit: works a moment, then shows
+"You've hit your limit · resets HH:MM:SS" (a clock time a few seconds on, in the local
+zone) above its prompt `> `. A line typed before that time gets the limit shown again;
+"continue" after it clears the screen, works and answers; any later line is worked on
+and echoed. Every line it reads goes to a log, one `<ms since the epoch> <line>` a line,
+so a test can count what was typed into it and when.
+
+argv[1]: the log's path; argv[2]: seconds from the limit to its reset (default 2);
+argv[3]: the limit's text after "resets " (default: the clock time).
+"""
+
+import sys
+import time
+
+
+def show_limit(resets_text):
+    print(f"You've hit your limit · resets {resets_text}", flush=True)
+    sys.stdout.write("> ")
+    sys.stdout.flush()
+
+
+def work(answer):
+    print("working...", flush=True)
+    time.sleep(0.3)
+    print(answer, flush=True)
+    sys.stdout.write("> ")
+    sys.stdout.flush()
+
+
+def main():
+    log_path = sys.argv[1]
+    reset_in = float(sys.argv[2]) if len(sys.argv) > 2 else 2.0
+    print("working...", flush=True)
+    time.sleep(0.3)
+    reset_at = time.time() + reset_in
+    resets_text = sys.argv[3] if len(sys.argv) > 3 else time.strftime("%H:%M:%S", time.localtime(reset_at + 1))
+    show_limit(resets_text)
+    limited = True
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            return 0
+        line = line.strip()
+        with open(log_path, "a", encoding="utf-8") as log:
+            log.write(f"{int(time.time() * 1000)} {line}\n")
+        if limited and (line != "continue" or time.time() < reset_at):
+            show_limit(resets_text)
+            continue
+        if limited:
+            limited = False
+            sys.stdout.write("\x1b[2J\x1b[H")
+            work("resumed: carrying on")
+            continue
+        work(f"echo: {line}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
