@@ -41,6 +41,8 @@ SCRIPTED = [
      "scripts/try-agents"),
     ("kill_replies", "Replies across kill -9 of the daemon (`scripts/kill-replies`)", "kill_replies",
      "scripts/kill-replies"),
+    ("limits", "Real agents at their usage limits, resumed at the reset (`scripts/try-agents limits`)",
+     "try_limits", "scripts/try-agents limits"),
 ]
 STORED = os.path.join(HERE, "results.json")
 

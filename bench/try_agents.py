@@ -18,6 +18,7 @@ fake_llm.py) and a fresh roost daemon, then for each built-in profile:
   result reaches the model, and the row waits after the answer.
 
     python bench/try_agents.py [AGENT...]     # REALAGENTS_ROOT: the pinned agents
+    python bench/try_agents.py limits [AGENT...]   # their usage limits (bench/try_limits.py)
 
 Its figures go to bench/results.json and RESULTS.md (bench/run.py's `record`).
 """
@@ -390,6 +391,9 @@ def main(names):
     if "reboot" in names:       # a machine restart under the real agents (bench/try_reboot.py)
         import try_reboot
         return try_reboot.main([name for name in names if name != "reboot"])
+    if names[:1] == ["limits"]:
+        import try_limits       # each agent at its usage limit, resumed at the reset
+        return try_limits.main(names[1:], Model, Daemon)
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     chosen = [name for name in AGENTS if not names or name in names]
     folder = tempfile.mkdtemp(prefix="try-agents-")

@@ -2,7 +2,8 @@
 (tests/fixtures/agents/<agent>/<version>/, at each version a profile says it was
 recorded on) is judged through that profile as roost's daemon judges a screen
 (roost.term.reading.TermProfile), and must read as its label says: working, waiting,
-a dialog (with its question and choices) or unknown. Each screen is judged as `peek`
+a dialog (with its question and choices), a usage limit (with the time it resets,
+read as of when the screen first showed it, in the zone the agent ran in) or unknown. Each screen is judged as `peek`
 printed it, padded to the terminal's 40 rows (what the daemon's judge gets), and
 rebuilt from the bytes the agent wrote (its `.output.bin` through roost's Screen).
 The patterns must also stay cheap: anchored and linear, under 2 ms on a 40x120 screen
@@ -24,7 +25,7 @@ FIXTURES = os.path.join(ROOT, "tests", "fixtures", "agents")
 # Each built-in profile's recordings: the folder of its agent under FIXTURES.
 RECORDINGS = {"claude": "claude-code", "codex": "codex", "aider": "aider", "pi": "pi"}
 ROWS, COLS = 40, 120
-PATTERNS = ("working", "waiting", "dialog", "question", "choices")
+PATTERNS = ("working", "waiting", "dialog", "question", "choices", "limit")
 COST_LIMIT_S = 0.002
 PROFILES = builtin_profiles.profiles()
 
@@ -65,8 +66,15 @@ def replayed(raw):
 
 def judged_as(profile, lines, entry):
     """The reading of `lines` (typed: the label's own, since only the label says
-    whether anything had been typed yet)."""
-    return profile.judge(lines, typed=entry["waitingFor"] == "question")
+    whether anything had been typed yet), as of when the screen was seen (`seenAt`) in
+    the zone the agent ran in (`tz`): what a reset text such as "in 20s" or "4:14am"
+    is counted from."""
+    return profile.judge(lines, typed=entry["waitingFor"] == "question", seen_ms=entry.get("seenAt"),
+                         tz_name=entry.get("tz"))
+
+
+def is_limit(entry):
+    return entry["state"] == "blocked" and entry["waitingFor"] == "limit"
 
 
 def assert_reads_as_labelled(reading, entry, how):
@@ -77,6 +85,10 @@ def assert_reads_as_labelled(reading, entry, how):
     elif state == "waiting":
         assert (reading["state"], reading["status"]) == ("blocked", "waiting"), shown
         assert reading["waitingFor"] == entry["waitingFor"], shown
+    elif is_limit(entry):
+        assert (reading["state"], reading["status"], reading["waitingFor"]) == ("blocked", "waiting", "limit"), shown
+        assert reading["resetsAt"] == entry["resetsAt"], shown
+        assert reading["why"].get("reset") == entry["resetText"], shown
     elif state == "dialog":
         assert (reading["state"], reading["waitingFor"]) == ("blocked", "dialog"), shown
         assert reading["question"] == " ".join(entry["question"].split()), shown
@@ -103,6 +115,30 @@ def test_a_recorded_screen_reads_as_its_label_says(case):
     if entry["state"] == "dialog":
         # A dialog must never look like a prompt waiting for text: roost would type into it.
         assert profile.waiting is None or not profile.waiting.search("\n".join(padded(lines)))
+
+
+LIMITS = {name: re.compile(profile["term"]["limit"], re.MULTILINE) for name, profile in PROFILES.items()
+          if profile["term"].get("limit")}
+
+
+def test_every_built_in_profile_reads_limits_and_has_a_limit_recording_and_one_resumed_from_it():
+    for name, profile in PROFILES.items():
+        assert name in LIMITS, name
+        files = [entry["file"] for case_name, _, entry, _ in ALL if case_name == name]
+        assert any(is_limit(entry) for case_name, _, entry, _ in ALL if case_name == name), name
+        assert "limit-resumed.screen.txt" in files, name
+
+
+@pytest.mark.parametrize("case", [case for case in ALL if not is_limit(case[2])], ids=label)
+def test_a_screen_not_at_a_limit_never_matches_the_limit_pattern(case):
+    """Anchored to the prompt right under the message: once the agent went on (it was
+    told `continue` and answered, it retries, it shows a menu) the old message on
+    screen is not a limit, whichever pattern decides the reading."""
+    name, _, entry, folder = case
+    text = read(folder, entry["file"])
+    if name in LIMITS:
+        assert LIMITS[name].search(text) is None
+        assert LIMITS[name].search("\n".join(padded(text.split("\n")))) is None
 
 
 REPLAYED = [case for case in ALL if case[2].get("output")]
@@ -169,6 +205,8 @@ def test_no_pattern_of_a_built_in_profile_takes_over_2_ms_on_a_screen(name):
     screens = hard_screens()
     slow = []
     for key in PATTERNS:
+        if term.get(key) is None:
+            continue
         pattern = re.compile(term[key], re.MULTILINE)
         for what, text in screens:
             spent = cost(pattern, text)

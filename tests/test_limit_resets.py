@@ -51,6 +51,10 @@ SEEN = ms(2026, 12, 2, 10, 0)          # a Wednesday, 10:00 UTC
     ("2 hours 5 minutes", SEEN + (2 * 3600 + 5 * 60) * 1000),
     ("Retrying in 0.2 seconds...", SEEN + 200),
     ("in 1.5h", SEEN + 5_400_000),
+    ("Please try again in 454ms.", SEEN + 454),                     # OpenAI's, as aider and pi show it
+    ("in 1.5s", SEEN + 1_500),
+    ("in 2 milliseconds", SEEN + 2),
+    ("in 1m 30s", SEEN + 90_000),
     ("2026-12-03T15:00:00Z", ms(2026, 12, 3, 15, 0)),
     ("resets 2026-12-03 15:00:00+01:00", ms(2026, 12, 3, 14, 0)),
     ("2026-12-03T15:00", ms(2026, 12, 3, 15, 0)),

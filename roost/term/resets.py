@@ -9,7 +9,7 @@ this module can read for certain. The forms:
   it is in `tz_name` (the job's TZ), else the machine's local zone; without a date it is
   the next such time after `seen_ms` (or one less than JUST_PASSED_MS before it: that
   one). A zone that is not an IANA name ("PST") is not guessed at: None.
-- a duration, "in 2h 5m", "in 2 hours 5 minutes", "after 30 seconds", "retry after 12s",
+- a duration, "in 2h 5m", "in 2 hours 5 minutes", "after 30 seconds", "retry after 12s", "in 454ms",
   or a text that is a duration and nothing else: from `seen_ms`, the moment the screen
   first showed the text (so a screen judged again later does not move the reset).
 - an ISO 8601 time ("2026-12-03T15:00:00Z", "2026-12-03 15:00:00+01:00"; without an
@@ -29,7 +29,10 @@ _MONTHS = {name: number for number, names in enumerate(
 _EPOCH = re.compile(r"\|\s*(\d{10}|\d{13})\s*$")
 _ISO = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?(?![\d:])")
 _UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
-_PART = r"(\d{1,5}(?:\.\d{1,3})?)\s*(d|days?|h|hrs?|hours?|m|mins?|minutes?|s|secs?|seconds?)\b"
+# Milliseconds before minutes: OpenAI's rate limits say "Please try again in 454ms."
+# (aider and pi show the provider's message as it is).
+_PART = (r"(\d{1,5}(?:\.\d{1,3})?)\s*"
+         r"(ms|msecs?|milliseconds?|d|days?|h|hrs?|hours?|m|mins?|minutes?|s|secs?|seconds?)\b")
 _DURATION = rf"(?:{_PART}[\s,]*(?:and\s+)?)+"
 _RELATIVE = re.compile(rf"\b(?:in|after)\s+({_DURATION})", re.IGNORECASE)
 _ONLY_DURATION = re.compile(rf"^\s*({_DURATION})\s*$", re.IGNORECASE)
@@ -58,7 +61,7 @@ def reset_at(text, seen_ms, tz_name=None):
         return value * 1000 if len(epoch.group(1)) == 10 else value
     duration = _RELATIVE.search(text) or _ONLY_DURATION.search(text)
     if duration is not None:
-        return int(seen_ms) + round(1000 * sum(float(number) * _UNITS[unit[0].lower()]
+        return int(seen_ms) + round(1000 * sum(float(number) * _unit_seconds(unit)
                                                for number, unit in _PARTS.findall(duration.group(1))))
     iso = _ISO.search(text)
     if iso is not None:
@@ -99,6 +102,11 @@ def _iso_time(text, tz_name):
         zone = _zone(tz_name)
         moment = moment.replace(tzinfo=zone if zone is not False else None)
     return int(moment.timestamp() * 1000)
+
+
+def _unit_seconds(unit):
+    unit = unit.lower()
+    return 0.001 if unit.startswith(("ms", "milli")) else _UNITS[unit[0]]
 
 
 def _clock_time(clock, seen_ms, tz_name):
