@@ -16,8 +16,8 @@ given a task, and
   agent answers.
 
 Claude Code opens its own menu under the limit (`What do you want to do?`: `1. Stop and
-wait for limit to reset`); it is answered as its user would (Enter), and only then is
-the screen the limit.
+wait for limit to reset`); roost answers it with that choice (the profile's `limitMenu`),
+and only then is the screen the limit.
 
 Run as `python bench/try_agents.py limits [AGENT...]` (scripts/try-agents limits); the
 figures go to bench/results.json and the `limits` section of RESULTS.md.
@@ -120,7 +120,8 @@ class Run:
             menu = quietly(lambda: self.row().get("question") == "What do you want to do?", 90)
             if not self.check("claude's own menu under the limit read as a dialog", menu, str(self.row())):
                 return
-            self.daemon.call("keys", id=self.id, keys=["Enter"])   # the user: 1. Stop and wait for limit to reset
+            # roost leaves it by the choice the profile names (limitMenu: 1. Stop and wait
+            # for limit to reset), as a job whose limits it resumes.
         if self.profile.get("protocol"):
             limit = self.screen_at_limit()
             if limit is None:

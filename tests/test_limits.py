@@ -324,3 +324,32 @@ def test_a_schedule_that_tells_a_job_at_its_limit_is_skipped(daemon, tmp_path):
     assert skipped["code"] == "busy"
     assert skipped["error"] == f"its target triage is at its usage limit (it resets at {clock})"
     assert row(daemon, job_id)["queued"] == 0 and lines_typed(tmp_path) == []
+
+
+MENU_TERM = dict(LIMIT_TERM, dialog=r"^  What do you want to do\?$",
+                 question=r"^  (?P<question>What do you want to do\?)$",
+                 choices=r"^  (?:❯ | {2})(?P<key>\d)\. (?P<label>\S.*)$")
+MENU = {"choice": "Stop and wait for limit to reset", "keys": "1"}
+
+
+def soon(seconds):
+    """A reset text `seconds` from now, as the fake prints its own."""
+    return time.strftime("%H:%M:%S", time.localtime(time.time() + seconds))
+
+
+def test_the_agents_own_limit_menu_is_left_by_its_waiting_choice_then_resumed_once(daemon, tmp_path):
+    config = {"agentProfiles": {"limited": profile(term=MENU_TERM, limitMenu=MENU)}}
+    job_id = launch(daemon, tmp_path, 2, soon(3), "menu", config=config)
+    current = at_limit(daemon, job_id)          # the menu answered: the limit screen, parked
+    assert current["resetsAt"] is not None
+    wait_for(lambda: lines_typed(tmp_path)[-1:] == ["continue"], timeout=15, what="the resume at the reset")
+    assert lines_typed(tmp_path) == ["menu:1", "continue"]
+    assert any("usage limit menu answered" in event["text"] for event in events(daemon, "limit"))
+
+
+def test_a_limit_menu_is_left_alone_when_limit_resumes_are_off(daemon, tmp_path):
+    config = {"agentProfiles": {"limited": profile(term=MENU_TERM, limitMenu=MENU, limitResume=None)}}
+    job_id = launch(daemon, tmp_path, 2, soon(3), "menu", config=config)
+    current = wait_row(daemon, job_id, lambda row: row["waitingFor"] == "dialog", 10, what="the menu")
+    assert current["choices"] == ["Stop and wait for limit to reset", "Upgrade your plan"]
+    stays(lambda: lines_typed(tmp_path) == [], 3.0, "nothing typed into the menu")

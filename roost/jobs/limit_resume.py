@@ -54,6 +54,15 @@ def resume_setting(job, config):
     return text, None
 
 
+def limit_menu(job, reading):
+    """The profile's `limitMenu` ({choice, keys}) when `reading` is that dialog: its
+    choices hold the one that waits for the reset; else None."""
+    menu = job.launch.get("limitMenu")
+    if not isinstance(menu, dict) or reading.get("waitingFor") != "dialog":
+        return None
+    return menu if menu.get("choice") in (reading.get("choices") or ()) else None
+
+
 class LimitResumer:
     def __init__(self, registry, replies, config, bus):
         self.registry = registry
@@ -63,6 +72,7 @@ class LimitResumer:
         self._changed = gevent.event.Event()
         self._timer = None
         self._resuming = set()      # job ids being resumed now
+        self._picking = set()       # job ids whose limit menu is being answered now
 
     def start(self):
         self._timer = gevent.spawn(self._run)
@@ -72,9 +82,36 @@ class LimitResumer:
             self._timer.kill(block=False)
 
     def row_changed(self, after, before):
-        """A registry listener: a row that is, or was, at a limit may move the timer."""
+        """A registry listener: a row that is, or was, at a limit may move the timer; a
+        dialog that is the agent's own menu at its limit is answered with its waiting
+        choice (`limitMenu`)."""
         if after.get("waitingFor") == "limit" or (before is not None and before.get("waitingFor") == "limit"):
             self._changed.set()
+        if after.get("waitingFor") == "dialog" and after["id"] not in self._picking:
+            job = self.registry.get(after["id"])
+            menu = limit_menu(job, after) if job is not None else None
+            if menu is not None and resume_setting(job, self.config)[0] is not None:
+                self._picking.add(job.id)
+                gevent.spawn(self._pick_waiting, job, menu)
+
+    def _pick_waiting(self, job, menu):
+        """Claude Code opens a menu under its limit message ("What do you want to do? 1.
+        Stop and wait for limit to reset / 2. Upgrade your plan"), and a session left
+        there is never resumed. The choice the profile names is the one that only waits,
+        what parking the job does anyway: picked only while that very menu shows, and
+        only for a job whose limits roost resumes."""
+        try:
+            terminal = job.terminal
+            if terminal is None:
+                return
+            still = lambda: limit_menu(job, terminal.reading) == menu     # noqa: E731
+            result = self.replies.type_for_roost(job, menu["keys"], "limit-menu", still=still)
+            if result.get("submitted"):
+                self.bus.publish("limit", f"its usage limit menu answered: {menu['choice']!r}", job.id, job.name)
+        except Exception:
+            log.exception("job %s: answering its limit menu failed", job.id)
+        finally:
+            self._picking.discard(job.id)
 
     def changed(self):
         self._changed.set()

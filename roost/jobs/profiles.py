@@ -153,6 +153,12 @@ def apply(launch, config, task):
     if not (limit_resume is None or limit_resume is False or (isinstance(limit_resume, str) and limit_resume)):
         raise bad_request(f"agentProfiles.{name}.limitResume must be a text, null or false")
     launch.setdefault("limitResume", limit_resume or None)
+    menu = profile.get("limitMenu")       # the agent's own menu at its limit: the choice that waits
+    if menu is not None:
+        if not (isinstance(menu, dict) and isinstance(menu.get("choice"), str) and menu["choice"]
+                and isinstance(menu.get("keys"), str) and menu["keys"] and set(menu) <= {"choice", "keys"}):
+            raise bad_request(f"agentProfiles.{name}.limitMenu must be {{choice: text, keys: text}}")
+        launch.setdefault("limitMenu", {"choice": menu["choice"], "keys": menu["keys"]})
     provider = profile.get("provider")
     launch.setdefault("provider", provider if isinstance(provider, str) and provider else name)
     mode = profile.get("task", "type")

@@ -6,7 +6,8 @@ and echoed. Every line it reads goes to a log, one `<ms since the epoch> <line>`
 so a test can count what was typed into it and when.
 
 argv[1]: the log's path; argv[2]: seconds from the limit to its reset (default 2);
-argv[3]: the limit's text after "resets " (default: the clock time).
+argv[3]: the limit's text after "resets " (default: the clock time); argv[4] "menu": a
+menu under the limit message first, left with "1" (as Claude Code's).
 """
 
 import sys
@@ -35,6 +36,20 @@ def main():
     reset_at = time.time() + reset_in
     resets_text = sys.argv[3] if len(sys.argv) > 3 else time.strftime("%H:%M:%S", time.localtime(reset_at + 1))
     show_limit(resets_text)
+    if len(sys.argv) > 4 and sys.argv[4] == "menu":
+        # Claude Code's menu under its limit message: "1" waits for the reset.
+        print("\n  What do you want to do?\n\n  ❯ 1. Stop and wait for limit to reset\n    2. Upgrade your plan\n\n"
+              "  Enter to confirm · Esc to cancel", flush=True)
+        while True:
+            line = sys.stdin.readline()
+            if not line:
+                return 0
+            with open(log_path, "a", encoding="utf-8") as log:
+                log.write(f"{int(time.time() * 1000)} menu:{line.strip()}\n")
+            if line.strip() == "1":
+                break
+        sys.stdout.write("\x1b[2J\x1b[H")
+        show_limit(resets_text)
     limited = True
     while True:
         line = sys.stdin.readline()
