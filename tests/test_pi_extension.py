@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -349,3 +350,23 @@ def test_a_peers_message_never_answers_a_dialog(daemon, tmp_path, tool_model):
     # The fake model logs a user text's first 200 characters: the quoted "Yes" may be cut.
     last_line = tool_model.users()[-1].split("\n")[-1]
     assert len(last_line) >= 3 and "> Yes".startswith(last_line)
+
+
+def test_pi_that_gave_up_on_the_providers_limit_reports_limit_with_its_reset(daemon, tmp_path, monkeypatch):
+    body = {"error": {"type": "requests", "code": "rate_limit_exceeded", "message":
+                      "Rate limit reached for fake-model on requests per min (RPM): Limit 3, Used 3, Requested 1. "
+                      "Please try again in 20s."}}
+    monkeypatch.setenv("FAKE_LLM_FAIL", json.dumps({"status": 429, "body": body}))
+    process, model = serve(tmp_path, FAKE_LLM)
+    try:
+        job = start_pi(daemon, tmp_path, model, "echo: a task into the limit")
+        row = job.wait_row(lambda row: reported(row) and row["waitingFor"] == "limit", "pi at the limit", timeout=90)
+        assert row["state"] == "blocked" and row["status"] == "waiting"
+        assert "try again in 20s" in (row["error"] or "")
+        # 20 s after pi gave up, as the message says (it came within a few seconds before the row).
+        assert time.time() * 1000 + 10_000 <= row["resetsAt"] <= time.time() * 1000 + 21_000
+        listed = daemon.cli("limits", "--json").stdout.decode()
+        assert job.id in listed
+    finally:
+        process.kill()
+        process.wait(5)

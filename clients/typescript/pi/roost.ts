@@ -64,6 +64,21 @@ type Work = {
   question: string | null;
   tool: string | null;
   error: string | null;
+  limit?: boolean;          // the error is the provider's rate or usage limit
+  resetsAt?: number | null;
+};
+
+/** When a limit's message says it resets ("try again in 20s", "in 454ms", "in 2m 5s"),
+ * as ms since the epoch from `now`; null when it does not say (never guessed). */
+const resetFrom = (message: string, now: number): number | null => {
+  const found = /try again in ((?:\d+(?:\.\d+)?\s*(?:ms|s|m|h)\s*)+)/i.exec(message);
+  if (!found) return null;
+  const unit: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  let total = 0;
+  for (const part of found[1].matchAll(/(\d+(?:\.\d+)?)\s*(ms|s|m|h)/gi)) {
+    total += Number(part[1]) * unit[part[2].toLowerCase()];
+  }
+  return Math.round(now + total);
 };
 
 /** One per pi process: pi makes a new instance of the extension for each session it
@@ -156,6 +171,11 @@ export default function roost(pi: ExtensionAPI): void {
       return;
     }
     const work = s.work;
+    if (work.state === "blocked" && work.limit && work.error !== null) {
+      agent.report({ state: "blocked", status: "waiting", waitingFor: "limit", resetsAt: work.resetsAt ?? null,
+                     summary: work.summary, error: work.error, model, thinking, context });
+      return;
+    }
     agent.report({
       state: work.state,
       summary: work.summary,
@@ -238,7 +258,11 @@ export default function roost(pi: ExtensionAPI): void {
     }
     // An answer that ends by asking something: the row shows it as the question.
     const question = text.endsWith("?") ? text.split(/\n\s*\n/).pop()!.trim().slice(0, 2000) : null;
-    setWork({ state: "blocked", summary, question, tool: null, error });
+    // pi gave up on the provider's rate or usage limit (its retries spent): the row says
+    // `limit`, with the reset when the provider's message names one ("try again in 20s").
+    const limited = error !== null && /\b429\b|rate limit|usage limit/i.test(error);
+    setWork({ state: "blocked", summary, question, tool: null, error, limit: limited,
+              resetsAt: limited ? resetFrom(error as string, Date.now()) : null });
   });
 
   pi.on("model_select", async () => report());

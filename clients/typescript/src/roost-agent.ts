@@ -55,7 +55,7 @@ export const VERSION = "1.0";
 
 export type State = "working" | "blocked" | "done" | "failed";
 export type Status = "busy" | "waiting" | "idle";
-export type WaitingFor = "dialog" | "question" | "first-prompt" | null;
+export type WaitingFor = "dialog" | "question" | "first-prompt" | "limit" | null;
 export type ReplyMode = "steer" | "followUp";
 export type ItemKind = "message" | "report" | "notice" | "digest";
 export type JsonObject = { [key: string]: unknown };
@@ -87,6 +87,8 @@ export interface WorkerReport {
   agentItems?: boolean;
   remoteAt?: number;
   prLinks?: string[];
+  /** With `waitingFor: "limit"`: when the usage limit resets (ms since the epoch). */
+  resetsAt?: number | null;
 }
 
 /** What `report()` takes: `state`, and whatever else is known (the rest is null). */
@@ -108,6 +110,7 @@ export interface ReportInput {
   attachRepaint?: boolean;
   remoteAt?: number;
   prLinks?: string[];
+  resetsAt?: number | null;
 }
 
 /** The daemon's answer to `hello` (the spec's `HelloResult`). */
@@ -832,7 +835,7 @@ export class RoostAgent {
       context: input.context ?? null,
       usage: input.usage ?? null,
     };
-    for (const key of ["attachSignal", "attachRepaint", "remoteAt", "prLinks"] as const) {
+    for (const key of ["attachSignal", "attachRepaint", "remoteAt", "prLinks", "resetsAt"] as const) {
       if (input[key] !== undefined) (snapshot as unknown as JsonObject)[key] = input[key];
     }
     if (this.onMessage) snapshot.agentItems = true;
