@@ -14,6 +14,7 @@ Options:
 """
 
 import json
+import signal
 import time
 
 from roost.cli.context import ExitStatus
@@ -45,14 +46,44 @@ def main(opts, ctx):
     return follow(opts, ctx, args)
 
 
+class _Interrupts:
+    """Ctrl-C while a line is being written ends the follow once it is written: a
+    KeyboardInterrupt inside a write to a pipe can leave the stream half-flushed, and the
+    exit then fails on it."""
+
+    def __init__(self):
+        self.writing = False
+        self.asked = False
+
+    def __call__(self, signum, frame):
+        if self.writing:
+            self.asked = True
+        else:
+            raise KeyboardInterrupt
+
+    def show(self, opts, ctx, event):
+        self.writing = True
+        try:
+            show(opts, ctx, event)
+        finally:
+            self.writing = False
+        if self.asked:
+            raise KeyboardInterrupt
+
+
 def follow(opts, ctx, args):
     client = ctx.client()
+    interrupts = _Interrupts()
+    try:
+        previous = signal.signal(signal.SIGINT, interrupts)
+    except ValueError:          # not the main thread (a test's caller): as before
+        previous = None
     try:
         client.call("subscribe")          # pushes from here on; then what came before
         result = client.call("events", args)
         cursor = result["cursor"]
         for event in result["events"]:
-            show(opts, ctx, event)
+            interrupts.show(opts, ctx, event)
         job = _job_id(client, args.get("id"))
         while True:
             message = client.next_event()
@@ -63,10 +94,12 @@ def follow(opts, ctx, args):
                 continue
             cursor = event["seq"]
             if job is None or job in (event.get("id"), event.get("whoId")):
-                show(opts, ctx, event)
+                interrupts.show(opts, ctx, event)
     except KeyboardInterrupt:
         return ExitStatus.OK
     finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
         client.close()
 
 
