@@ -31,7 +31,7 @@ import tempfile
 import time
 
 import agent_worlds
-from benchkit import wait
+from real_runs import Daemon, Model, wait_quietly
 
 AGENTS = ("claude", "codex", "aider", "pi")
 ZONE = "Europe/Berlin"
@@ -117,7 +117,7 @@ class Run:
                                    name=f"{self.agent}-limit", sessionFile="", origin="dispatch", profile=self.agent,
                                    task=f"echo: limit task of {self.agent}")["id"]
         if self.agent == "claude":
-            menu = quietly(lambda: self.row().get("question") == "What do you want to do?", 90)
+            menu = wait_quietly(lambda: self.row().get("question") == "What do you want to do?", 90)
             if not self.check("claude's own menu under the limit read as a dialog", menu, str(self.row())):
                 return
             # roost leaves it by the choice the profile names (limitMenu: 1. Stop and wait
@@ -127,7 +127,7 @@ class Run:
             if limit is None:
                 return
         else:
-            limit = quietly(lambda: (lambda row: row.get("waitingFor") == "limit" and row)(self.row()), 200)
+            limit = wait_quietly(lambda: (lambda row: row.get("waitingFor") == "limit" and row)(self.row()), 200)
             if not self.check("the row reads limit", limit, str(self.row())):
                 return
         seen = time.time()
@@ -155,7 +155,7 @@ class Run:
         and what the row said then is a check of its own."""
         from roost.term.reading import TermProfile
         term = TermProfile(self.profile["term"])
-        reading = quietly(lambda: (lambda found: found.get("waitingFor") == "limit" and found)(
+        reading = wait_quietly(lambda: (lambda found: found.get("waitingFor") == "limit" and found)(
             term.judge(self.screen().split("\n"), typed=True, seen_ms=int(time.time() * 1000), tz_name=ZONE)), 200)
         if not self.check("its screen, read through the profile's term, reads limit", reading):
             return None
@@ -166,9 +166,9 @@ class Run:
 
     def resumed_by_roost(self, resets_at, seen):
         due = resets_at / 1000 + RESUME_DELAY_MS / 1000
-        early = quietly(lambda: self.continues(seen) or time.time() > due - 0.5, due - time.time() + 5)
+        early = wait_quietly(lambda: self.continues(seen) or time.time() > due - 0.5, due - time.time() + 5)
         self.check("nothing typed before the reset", early is True, str(early))
-        asked = quietly(lambda: self.continues(seen), due - time.time() + 60)
+        asked = wait_quietly(lambda: self.continues(seen), due - time.time() + 60)
         if not self.check(f"roost typed {self.profile['limitResume']!r} at the reset: the model got it", asked):
             return
         self.figures["resetsAt + delay to the resumed request at the model (ms)"] = round(
@@ -181,7 +181,7 @@ class Run:
         past = resets_at / 1000 + RESUME_DELAY_MS / 1000 + 5
         # A protocol agent's row is its own report (at its limit or not): only the typing counts.
         moved = (lambda: False) if self.profile.get("protocol") else (lambda: self.row().get("waitingFor") != "limit")
-        held = quietly(lambda: self.continues(seen) or moved() or (time.time() > past and "held"),
+        held = wait_quietly(lambda: self.continues(seen) or moved() or (time.time() > past and "held"),
                        past - time.time() + 10)
         self.check("no limitResume in its profile: nothing typed at the reset"
                    + ("" if self.profile.get("protocol") else ", the row at its limit"), held == "held", str(held))
@@ -189,18 +189,18 @@ class Run:
         # A reply to a row at its limit waits until the agent works again; a steer is
         # typed at once, as a user typing it would.
         self.daemon.call("reply", id=self.id, text="continue", mode="steer")
-        asked = quietly(lambda: self.continues(sent), 60)
+        asked = wait_quietly(lambda: self.continues(sent), 60)
         if self.check("the user's `continue` (a steer) reached the model", asked):
             self.answered(asked[0]["t"])
 
     def answered(self, asked_at):
-        back = quietly(lambda: (lambda row: row.get("status") == "waiting" and row.get("waitingFor") == "question"
+        back = wait_quietly(lambda: (lambda row: row.get("status") == "waiting" and row.get("waitingFor") == "question"
                                 and row)(self.row()), 60)
         self.check("the row waits after the answer", back, str(self.row()))
         if back:
             self.figures["resumed request to the row waiting (ms)"] = round((time.time() - asked_at) * 1000)
         self.check("the answer is on the agent's screen",
-                   quietly(lambda: "FAKE-REPLY-OK" in self.screen() or "ECHO: " in self.screen(), 15))
+                   wait_quietly(lambda: "FAKE-REPLY-OK" in self.screen() or "ECHO: " in self.screen(), 15))
 
     def stop(self):
         self.fail(None)
@@ -208,14 +208,7 @@ class Run:
             self.daemon.call("stop", id=self.id)
 
 
-def quietly(predicate, timeout):
-    try:
-        return wait(predicate, max(timeout, 0.1), "it")
-    except RuntimeError:
-        return None
-
-
-def main(names, model_class, daemon_class):
+def main(names):
     import subprocess
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     chosen = [name for name in AGENTS if not names or name in names]
@@ -223,7 +216,7 @@ def main(names, model_class, daemon_class):
     fail_file = os.path.join(folder, "fail.json")
     open(fail_file, "w").close()
     os.environ["FAKE_LLM_FAIL_FILE"] = fail_file      # read by the fake model on every request
-    model, daemon = model_class(folder), daemon_class(folder)
+    model, daemon = Model(folder), Daemon(folder)
     with open(os.path.join(daemon.home, "roost.json"), "w", encoding="utf-8") as handle:
         json.dump({"limitResumeDelayMs": RESUME_DELAY_MS}, handle)
     started = time.monotonic()

@@ -33,6 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]
 
 import agent_worlds  # noqa: E402
+from real_runs import Daemon, job_processes, wait_quietly, waiting  # noqa: E402
 
 AGENTS = ("claude", "codex", "pi", "aider")
 # aider keeps no session id: its chat history is a file of the job's own directory.
@@ -142,7 +143,6 @@ def launch_record(home, job_id):
 
 def run(agents, folder):
     """The reboot tried on `agents`: {"agents": {agent: {"checks", "timings"}}}."""
-    from try_agents import Daemon, job_processes, wait_quietly, waiting
 
     model = MarkedModel(folder)
     daemon = Daemon(folder)

@@ -22,6 +22,7 @@ import time
 import gevent
 import gevent.event
 
+from roost.jobs import limits
 from roost.jobs.limits import parked
 from roost.jobs.record import now_ms
 from roost.term.reading import shows_limit
@@ -191,7 +192,7 @@ class LimitResumer:
             return
         # Written before typing: a kill between the two never types it twice.
         self.registry.change(job, limitResumedFor=resets_at)
-        clock = time.strftime("%H:%M", time.localtime(resets_at / 1000))
+        clock = limits.clock(resets_at)
         result = self.replies.type_for_roost(job, text, "limit-resume", still=lambda: shows_limit(terminal.reading))
         if result.get("submitted"):
             news = f"resumed after its usage limit reset at {clock}: typed {text!r}"

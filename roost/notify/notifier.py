@@ -23,6 +23,7 @@ import time
 
 import gevent
 
+from roost.jobs import limits
 from roost.notify import sinks
 from roost.notify.masking import mask
 
@@ -180,7 +181,7 @@ class Notifier:
             what = row.get("error") or row.get("summary") or "it failed"
         elif kind == "limit":
             resets = row.get("resetsAt")
-            what = (f"it resets at {time.strftime('%H:%M', time.localtime(resets / 1000))}" if resets
+            what = (f"it resets at {limits.clock(resets)}" if resets
                     else "the screen gives no reset time") + f": {row.get('summary') or ''}"
         elif kind == "dialog":
             what = row.get("question") or row.get("summary") or "a dialog waits for an answer"
