@@ -1,9 +1,9 @@
 """The feed: the last 1000 events, each with a `seq` that is never reused or skipped and
 continues across daemon restarts (M43 `events`).
 
-On disk it is `events.log`, one JSON event a line, appended durably (roost.store) for
-each batch of events; past 2000 lines it is written again, atomically, with the last
-1000. An event is given its seq as it is written: one that was never written was never
+On disk it is `events.log`, one JSON event a line, appended durably for each batch of
+events (roost.store's OpenLog: its fd kept open); past 2000 lines it is written again,
+atomically, with the last 1000. An event is given its seq as it is written: one that was never written was never
 told to anyone, so a crash takes no seq that someone saw.
 """
 
@@ -23,6 +23,7 @@ FILE = "events.log"
 class EventFeed:
     def __init__(self, home):
         self.path = os.path.join(home, FILE)
+        self._log = store.OpenLog(self.path)
         self.events = collections.deque(maxlen=KEEP)
         self.next_seq = 1
         self._lines = 0
@@ -59,10 +60,11 @@ class EventFeed:
         try:
             if self._lines + len(batch) > COMPACT_AT:
                 kept = (list(self.events) + batch)[-KEEP:]
+                self._log.reopen()        # the fd of the file it replaces is kept no longer
                 store.write_bytes(self.path, b"".join(codec.encode(event) + b"\n" for event in kept))
                 self._lines = len(kept)
             else:
-                store.append_bytes(self.path, b"".join(codec.encode(event) + b"\n" for event in batch))
+                self._log.append(b"".join(codec.encode(event) + b"\n" for event in batch))
                 self._lines += len(batch)
         except BaseException:
             for event in batch:
