@@ -342,3 +342,16 @@ if __name__ == "__main__":
     result = measure()
     print(json.dumps(result, indent=1))
     print(report(result))
+
+
+def headline(figures):
+    """The figures `run.py --beside` puts side by side: (what, its text)."""
+    rows = []
+    if figures.get("lone"):
+        lone = figures["lone"]["roost"]
+        rows.append(("a lone event to a subscriber: p50 / p99 (ms)", f"{lone['p50_ms']} / {lone['p99_ms']}"))
+    if figures.get("send"):
+        send = figures["send"]
+        rows.append(("send -> on_message, 500 agents: p50 / p99 (ms); each round's p99",
+                     f"{send['p50_ms']} / {send['p99_ms']}; " + " ".join(str(one) for one in send["round_p99_ms"])))
+    return rows

@@ -26,7 +26,7 @@ sys.path.insert(0, ROOT)
 
 from roost.keeper.spawn import spawn_on_pty  # noqa: E402
 from roost.client.connection import Client  # noqa: E402
-from benchkit import wait  # noqa: E402
+from benchkit import code_root, daemon_env, wait  # noqa: E402
 
 IDLE_JOBS = 200
 WARM_JOBS = 10
@@ -47,11 +47,11 @@ class Daemon:
     def __init__(self):
         self.base = tempfile.mkdtemp(prefix="rb-", dir="/tmp")
         self.home = os.path.join(self.base, "h")
-        self.env = {**os.environ, "ROOST_HOME": self.home, "PYTHONPATH": ROOT}
-        self.env.pop("ROOST_SOCKET", None)
+        self.env = daemon_env(ROOST_HOME=self.home)
         self.log = open(os.path.join(self.base, "daemon.err"), "wb")
         self.process = subprocess.Popen([sys.executable, "-m", "roost", "daemon", "--foreground"],
-                                        env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
+                                        env=self.env, cwd=code_root(), stdout=self.log,
+                                        stderr=subprocess.STDOUT,
                                         start_new_session=True)
         self.socket = os.path.join(self.home, "roost.sock")
         self.client = wait(self._connect, 15, "the daemon")
@@ -242,7 +242,8 @@ def _adopt_once(daemon, ids):
     daemon.client.close()
     started = time.monotonic()
     daemon.process = subprocess.Popen([sys.executable, "-m", "roost", "daemon", "--foreground"],
-                                      env=daemon.env, stdout=daemon.log, stderr=subprocess.STDOUT,
+                                      env=daemon.env, cwd=code_root(), stdout=daemon.log,
+                                      stderr=subprocess.STDOUT,
                                       start_new_session=True)
     daemon.client = wait(daemon._connect, 60, "the new daemon")
     connected = time.monotonic()
@@ -359,3 +360,14 @@ if __name__ == "__main__":
     result = measure()
     print(json.dumps(result, indent=2))
     print(report(result))
+
+
+def headline(figures):
+    """The figures `run.py --beside` puts side by side: (what, its text)."""
+    adoption = figures.get("adoption")
+    if not adoption:
+        return []
+    return [("adopting 200 jobs (20 flooding): the loop's longest pause, median of rounds (ms)",
+             "{median} ({min}-{max})".format(**adoption["ping_ms_max"])),
+            ("... start to every screen current (ms)",
+             f"{adoption['start_to_answer_ms']['median'] + adoption['answer_to_current_ms']['median']}")]

@@ -37,7 +37,7 @@ sys.path.insert(0, HERE)
 
 from roost.client.connection import Client  # noqa: E402
 from wire import ECHO_SERVER, round_trips  # noqa: E402
-from benchkit import percentile, wait  # noqa: E402
+from benchkit import code_root, daemon_env, percentile, wait  # noqa: E402
 
 AGENT = os.path.join(HERE, "replies_agent.py")
 MANY = 500
@@ -102,8 +102,7 @@ class Bench:
         self.base = tempfile.mkdtemp(prefix="rr-", dir="/tmp")
         self.home = os.path.join(self.base, "h")
         os.mkdir(self.home, 0o700)
-        self.env = {**os.environ, "ROOST_HOME": self.home, "PYTHONPATH": ROOT}
-        self.env.pop("ROOST_SOCKET", None)
+        self.env = daemon_env(ROOST_HOME=self.home)
         self.inbox_path = os.path.join(self.base, "inbox.sock")
         self.inbox = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.inbox.bind(self.inbox_path)
@@ -113,7 +112,8 @@ class Bench:
             json.dump({"agentProfiles": {"bench": profile}}, handle)
         self.log = open(os.path.join(self.base, "daemon.err"), "wb")
         self.process = subprocess.Popen(DAEMON,
-                                        env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
+                                        env=self.env, cwd=code_root(), stdout=self.log,
+                                        stderr=subprocess.STDOUT,
                                         start_new_session=True)
         self.socket_path = os.path.join(self.home, "roost.sock")
         try:
@@ -364,3 +364,15 @@ if __name__ == "__main__":
     result = measure()
     print(json.dumps(result, indent=1))
     print(report(result))
+
+
+def headline(figures):
+    """The figures `run.py --beside` puts side by side: (what, its text)."""
+    rows = []
+    for key, what in (("many", "reply -> on_reply, 500 agents"), ("many_busy", "... with 2 busy loops")):
+        part = figures.get(key)
+        if part:
+            rounds = " ".join(str(one["to_agent_p99_ms"]) for one in part["rounds"])
+            rows.append((f"{what}: p50 / p99 (ms); each round's p99",
+                         f"{part['to_agent']['p50_ms']} / {part['to_agent']['p99_ms']}; {rounds}"))
+    return rows

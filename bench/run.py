@@ -1,9 +1,13 @@
 """Run every benchmark and write bench/RESULTS.md with the machine the figures came from.
 
     scripts/bench            # or: .venv/bin/python bench/run.py [wire startup jobs ...]
+    scripts/bench --beside REV wire jobs replies events
 
 Each bench module has `measure() -> dict` and `report(figures) -> markdown`; the floor
-each compares against is measured in the same run."""
+each compares against is measured in the same run. `--beside REV` measures each named
+suite twice in the same run, first with REV's daemon (a worktree of it; the bench's own
+code is this checkout's) and then with this checkout's, and the section gets a table of
+the two side by side (the figures each module's `headline(figures)` names)."""
 
 import importlib
 import json
@@ -11,6 +15,7 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -84,10 +89,12 @@ def commit():
     return f"{head} with uncommitted changes" if changed else head
 
 
-def store(stored, name, figures, seconds):
+def store(stored, name, figures, seconds, beside=None):
     stored[name] = {"figures": figures, "seconds": seconds,
                     "at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                     "commit": commit(), "machine": machine()}
+    if beside is not None:
+        stored[name]["beside"] = beside
     with open(STORED, "w") as handle:
         json.dump(stored, handle, indent=1)
 
@@ -105,9 +112,20 @@ def section(name, title, module_name, how, stored):
     if entry is None:
         return f"## {title}\n\nnot measured yet: `{how}`\n"
     module = importlib.import_module(module_name)
-    return (f"## {title}\n\n{module.report(entry['figures'])}\n\n"
+    return (f"## {title}\n\n{module.report(entry['figures'])}\n\n{_beside_table(module, entry)}"
             f"(measured {entry['at']} at commit {entry['commit']} in {entry['seconds']} s"
             f" on: {entry['machine']})\n")
+
+
+def _beside_table(module, entry):
+    beside = entry.get("beside")
+    if not beside or not hasattr(module, "headline"):
+        return ""
+    before = dict(module.headline(beside["figures"]))
+    rows = [f"| {what} | {before.get(what, '')} | {text} |" for what, text in module.headline(entry["figures"])]
+    return (f"Side by side in the same run: {beside['commit']}'s daemon measured first, then this "
+            f"commit's, by the same bench code.\n\n| measure | {beside['commit']} | {entry['commit']} |\n"
+            "|---|---|---|\n" + "\n".join(rows) + "\n\n")
 
 
 def write(stored):
@@ -123,20 +141,55 @@ def write(stored):
     return sections
 
 
-def main(names):
+def main(names, beside=None):
     """Measure the named suites (all by default); the others keep their last figures,
-    so RESULTS.md always holds every suite, each with when and where it was measured."""
+    so RESULTS.md always holds every suite, each with when and where it was measured.
+    `beside`: a revision whose daemon is measured first in the same run."""
     stored = load_stored()
-    for name, _ in SUITES:
-        if names and name not in names:
-            continue
-        module = importlib.import_module(name)
-        print(f"bench: {name} ...", file=sys.stderr, flush=True)
-        started = time.monotonic()
-        figures = module.measure()
-        store(stored, name, figures, round(time.monotonic() - started))
+    checkout = _checkout(beside) if beside else None
+    try:
+        for name, _ in SUITES:
+            if names and name not in names:
+                continue
+            module = importlib.import_module(name)
+            before = None
+            if checkout is not None:
+                print(f"bench: {name} with {beside}'s daemon ...", file=sys.stderr, flush=True)
+                os.environ["ROOST_BENCH_CODE"] = checkout
+                try:
+                    before = {"commit": _short(beside), "figures": module.measure()}
+                finally:
+                    del os.environ["ROOST_BENCH_CODE"]
+            print(f"bench: {name} ...", file=sys.stderr, flush=True)
+            started = time.monotonic()
+            figures = module.measure()
+            store(stored, name, figures, round(time.monotonic() - started), before)
+    finally:
+        if checkout is not None:
+            subprocess.run(["git", "worktree", "remove", "--force", checkout], cwd=HERE, capture_output=True)
     print("\n".join(write(stored).values()))
 
 
+def _short(revision):
+    return subprocess.run(["git", "rev-parse", "--short", revision], capture_output=True, text=True,
+                          cwd=HERE, check=True).stdout.strip()
+
+
+def _checkout(revision):
+    """A detached worktree of `revision`, to run its daemon beside this checkout's."""
+    path = tempfile.mkdtemp(prefix="roost-beside-")
+    done = subprocess.run(["git", "worktree", "add", "--detach", path, revision], capture_output=True,
+                          text=True, cwd=HERE)
+    if done.returncode != 0:
+        sys.exit(f"bench: no checkout of {revision}: {done.stderr.strip()}")
+    return path
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    arguments = sys.argv[1:]
+    revision = None
+    if arguments[:1] == ["--beside"]:
+        if len(arguments) < 2:
+            sys.exit("usage: run.py [--beside REV] [SUITE ...]")
+        revision, arguments = arguments[1], arguments[2:]
+    main(arguments, revision)

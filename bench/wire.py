@@ -26,7 +26,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchkit import percentile  # noqa: E402
+from benchkit import code_root, daemon_env, percentile  # noqa: E402
 
 PING = b'{"id":1,"op":"ping"}\n'
 
@@ -274,12 +274,12 @@ def _best(one, other):
 def measure():
     base = tempfile.mkdtemp(prefix="rb-", dir="/tmp")
     home = os.path.join(base, "h")
-    env = {**os.environ, "ROOST_HOME": home, "PYTHONPATH": ROOT}
+    env = daemon_env(ROOST_HOME=home)
     echo_path = os.path.join(base, "echo.sock")
     echo = subprocess.Popen([sys.executable, "-c", ECHO_SERVER, echo_path], stdout=subprocess.PIPE)
     echo.stdout.readline()
     daemon = subprocess.Popen([sys.executable, "-m", "roost", "daemon", "--foreground"], env=env,
-                              stderr=subprocess.DEVNULL)
+                              cwd=code_root(), stderr=subprocess.DEVNULL)
     try:
         _connect(os.path.join(home, "roost.sock")).close()
         # The floor is measured before and after roost (the daemon may still be settling
@@ -364,3 +364,13 @@ if __name__ == "__main__":
     figures = measure()
     print(report(figures))
     print(json.dumps(figures, indent=1))
+
+
+def headline(figures):
+    """The figures `run.py --beside` puts side by side: (what, its text)."""
+    floor, roost = figures["floor"], figures["roost"]
+    return [("pings/s, 100 clients (x raw echo)",
+             f"{roost['rate_100']:,.0f} ({roost['rate_100'] / floor['rate_100']:.2f}x)"),
+            ("pings/s, pipelined (x raw echo)",
+             f"{roost['pipelined']:,.0f} ({roost['pipelined'] / floor['pipelined']:.2f}x)"),
+            ("CPU µs per ping, pipelined", f"{roost['cpu_us_pipelined']:.2f}")]
