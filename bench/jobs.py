@@ -249,7 +249,7 @@ def _adopt_once(daemon, ids):
     connected = time.monotonic()
     daemon.call("ping")                   # the socket is bound before the jobs are adopted
     answered = time.monotonic()
-    pings, stop = [], []
+    pings, overslept, stop = [], [], []
 
     def pinger():
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -260,7 +260,9 @@ def _adopt_once(daemon, ids):
             sock.sendall(b'{"id":1,"op":"ping"}\n')
             reader.readline()
             pings.append((time.perf_counter() - sent) * 1000)
+            before = time.perf_counter()
             time.sleep(0.002)
+            overslept.append((time.perf_counter() - before - 0.002) * 1000)
         sock.close()
 
     import threading
@@ -276,7 +278,8 @@ def _adopt_once(daemon, ids):
             "start_to_answer_ms": round((answered - started) * 1000),
             "answer_to_current_ms": round((current - answered) * 1000),
             "ping_ms_p99": round(pings[int(len(pings) * 0.99)], 2) if pings else None,
-            "ping_ms_max": round(pings[-1], 2) if pings else None, "pings": len(pings)}
+            "ping_ms_max": round(pings[-1], 2) if pings else None, "pings": len(pings),
+            "pinger_overslept_ms_max": round(max(overslept), 2) if overslept else None}
 
 
 def _spread(rounds, key):

@@ -311,3 +311,36 @@ def test_take_change_says_whether_the_text_shown_changed_not_the_bytes():
     assert screen.take_change() is True
     screen.resize(5, 40)
     assert screen.take_change() is True
+
+
+def test_shared_cells_draw_exactly_what_pyte_draws():
+    """CellScreen's draw (one shared Char per text and pen) against pyte's own, on text
+    that wraps, inserts, draws wide characters at the edge, combines marks (at a line's
+    start too) and changes pens and charsets between runs: every cell the same."""
+    import random
+
+    from roost.term.screen.pyte_screen import CellScreen
+
+    pieces = ["plain text ", "wide 中文字 ", "e\u0301", "\u0301", "x" * 37, "🙂", "tab\tstop", "\x0e", "\x0f",
+              "\x1b[1;31m", "\x1b[0m", "\x1b[4h", "\x1b[4l", "\x1b[?7l", "\x1b[?7h", "\r", "\n", "\x1b[3;38H",
+              "\x1b[1;1H", "\x1b[38;2;1;2;3m", "\x1b(0", "\x1b(B", "lqqk", "\x08\x08"]
+    generator = random.Random(21)
+    for trial in range(40):
+        ours, theirs = CellScreen(40, 6), pyte.Screen(40, 6)
+        text = "".join(generator.choice(pieces) for _ in range(60))
+        pyte.Stream(ours).feed(text)
+        pyte.Stream(theirs).feed(text)
+        assert {y: dict(line) for y, line in ours.buffer.items()} == \
+            {y: dict(line) for y, line in theirs.buffer.items()}, text
+        assert (ours.cursor.x, ours.cursor.y) == (theirs.cursor.x, theirs.cursor.y)
+
+
+def test_a_drawn_character_allocates_no_cell():
+    from roost.term.screen.pyte_screen import new_pyte_screen
+
+    first, second = new_pyte_screen(4, 20), new_pyte_screen(4, 20)
+    pyte.Stream(first).feed("same \x1b[1mbold\x1b[0m")
+    pyte.Stream(second).feed("\x1b[3;1Hsame \x1b[1mbold\x1b[0m")
+    assert first.buffer[0][0] is second.buffer[2][0]            # "s", default pen: one object
+    assert first.buffer[0][5] is second.buffer[2][5]            # "b", bold: one object
+    assert first.buffer[0][5].bold and not first.buffer[0][0].bold

@@ -5,7 +5,7 @@ pyte keeps one namedtuple per cell in a dict per row: a full 40x120 screen costs
 runs of (pen, text) instead (a few KB), and unpacked when output comes again.
 """
 
-from pyte.screens import Char
+from roost.term.screen.pyte_screen import cell
 
 _STUB = "\x00"   # the empty cell after a wide character
 _DEFAULT_PEN = ("default", "default", False, False, False, False, False, False)
@@ -69,14 +69,13 @@ def _runs(row):
 
 
 def unpack(packed, buffer):
-    """Fills a pyte screen's (empty) buffer from `pack`'s rows."""
-    make = tuple.__new__   # Char(...) goes through namedtuple's slower __new__
+    """Fills a pyte screen's (empty) buffer from `pack`'s rows, with shared cells."""
     for y, row in packed.items():
         line = buffer[y]
         x = 0
         for pen, cells in _runs(row):
             for data in cells:
-                line[x] = make(Char, ("" if data == _STUB else data,) + pen)
+                line[x] = cell("" if data == _STUB else data, pen)
                 x += 1
 
 
