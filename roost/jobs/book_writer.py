@@ -64,7 +64,8 @@ class BookWriter:
             return
         books = {record.book for record in batch}
         self._busy |= books
-        gevent.spawn(self._write_batch, batch, books)
+        # Written from this greenlet: records made meanwhile spawn a launcher of their own.
+        self._write_batch(batch, books)
 
     def _write_batch(self, batch, books):
         try:
