@@ -32,7 +32,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
 
-from benchkit import percentile, wait  # noqa: E402
+from benchkit import machine_stalls, percentile, stalls_row, wait  # noqa: E402
 from roost import store  # noqa: E402
 from replies import MANY, Bench  # noqa: E402
 from wire import round_trips  # noqa: E402
@@ -47,7 +47,7 @@ LONE_SAMPLES = 300
 LONE_GAP_S = (0.010, 0.045)
 AIM_LONE_P99_MS = 5.0
 AIM_FANOUT = 1.5
-AIM_SEND_P99_MS = 20.0
+AIM_SEND_P99_MS = 10.0      # in every round (issue 21)
 
 FLOOR_SERVER = r"""
 import socket, sys
@@ -269,7 +269,7 @@ def _summary(values):
 
 
 def measure():
-    figures = {}
+    figures = {"stalls": machine_stalls()}
     bench = Bench()
     try:
         # The lone events first, on a quiet daemon: right after the fan-out it is still
@@ -329,12 +329,13 @@ def report(figures):
         f"{fan['request_to_first']['p50_ms']} / {fan['request_to_first']['p99_ms']} | | | |",
         *_lone_rows(figures.get("lone")),
         f"| `send` written -> `on_message` called, {MANY} agents connected, p50 / p99 (ms) | "
-        f"{send['p50_ms']} / {send['p99_ms']} | | | p99 < {AIM_SEND_P99_MS:.0f} ms: "
-        f"{_met(send['p99_ms'] < AIM_SEND_P99_MS)} |",
+        f"{send['p50_ms']} / {send['p99_ms']} | | | |",
         f"| ... p99 of each of {SEND_ROUNDS} rounds of {SEND_SAMPLES // SEND_ROUNDS} (spread) | "
-        f"{' '.join(str(value) for value in send.get('round_p99_ms', []))} | | | |",
+        f"{' '.join(str(value) for value in send.get('round_p99_ms', []))} | | | p99 < {AIM_SEND_P99_MS:.0f} ms "
+        f"in every round: {_met(max(send.get('round_p99_ms') or [send['p99_ms']]) < AIM_SEND_P99_MS)} |",
         f"| `events {{limit: 1000}}` round trip, p50 / p99 (ms) | {events['p50_ms']} / {events['p99_ms']} | "
         f"ping {figures['ping']['p50_ms']} | | |",
+        *stalls_row(figures.get("stalls"), columns=4),
     ])
 
 

@@ -37,7 +37,7 @@ sys.path.insert(0, HERE)
 
 from roost.client.connection import Client  # noqa: E402
 from wire import ECHO_SERVER, round_trips  # noqa: E402
-from benchkit import code_root, daemon_env, percentile, wait  # noqa: E402
+from benchkit import code_root, daemon_env, machine_stalls, percentile, stalls_row, wait  # noqa: E402
 
 AGENT = os.path.join(HERE, "replies_agent.py")
 MANY = 500
@@ -301,7 +301,8 @@ def durable_write():
 
 
 def measure():
-    figures = {"floor": {"raw_round_trip": raw_round_trip(), "durable_write": durable_write()}}
+    figures = {"floor": {"raw_round_trip": raw_round_trip(), "durable_write": durable_write(),
+                         "stalls": machine_stalls()}}
     bench = Bench()
     try:
         bench.start_agents(1)
@@ -350,6 +351,7 @@ def report(figures):
         f"{pair('durable_write_between')} | |",
         f"| floor: the same append on a quiet disk, before the daemon starts | "
         f"{floor['durable_write']['p50_ms']} / {floor['durable_write']['p99_ms']} | | |",
+        *stalls_row(floor.get("stalls"), columns=3),
         "",
         f"Replies sent one at a time, round-robin over the agents in shuffled order, "
         f"{one['to_agent']['n']} to 1 agent and {many['to_agent']['n']} to {mem['agents']} agents; each agent "
