@@ -87,7 +87,11 @@ class EventBus:
     def _add(self, event, hold):
         self._pending.append((event, hold))
         if self._writer is None:
-            self._writer = gevent.spawn(self._write_loop)
+            # A held event's writer starts a turn later (a timer, after this turn's
+            # callbacks): the write it is about reaches the disk first, and its own
+            # waiters (an agent's reply) never wait behind the feed's fsync.
+            self._writer = gevent.spawn_later(0, self._write_loop) if hold is not None \
+                else gevent.spawn(self._write_loop)
 
     def _write_loop(self):
         try:
