@@ -62,8 +62,8 @@ class ReplyDesk:
             raise RoostError("unsupported", "a reply starting with / is a command for the agent, "
                                             "and the agent is not connected")
         if not job.running:
-            with self._feeding_reply(job, text, mode, who, who_id):
-                self.queue(job, text, mode, request_id)
+            self.queue(job, text, mode, request_id)
+            self._feed_reply(job, text, mode, who, who_id)
             try:
                 self.runner.wake(job)
             except RoostError as error:   # held back (it keeps dying) or cannot run
@@ -71,8 +71,8 @@ class ReplyDesk:
             return {"delivered": False, "saved": True, "respawned": True}
         if job.protocol:
             # Delivered over its connection at once when it has one; kept until its ack.
-            with self._feeding_reply(job, text, mode, who, who_id):
-                self.queue(job, text, mode, request_id)
+            self.queue(job, text, mode, request_id)
+            self._feed_reply(job, text, mode, who, who_id)
             return {"delivered": connected, "saved": True}
         terminal = job.terminal
         reading = terminal.reading if terminal is not None else {}
@@ -129,17 +129,12 @@ class ReplyDesk:
                 and (typist is None or typist.dead))
 
     def _keep(self, job, text, mode, request_id, who=None, who_id=None):
-        with self._feeding_reply(job, text, mode, who, who_id):
-            self.queue(job, text, mode, request_id)
+        self.queue(job, text, mode, request_id)
+        self._feed_reply(job, text, mode, who, who_id)
         return {"delivered": False, "saved": True}
 
     def _feed_reply(self, job, text, mode, who=None, who_id=None):
         self.registry.bus.publish("reply", f"reply: {text}", job.id, job.name, who=who, who_id=who_id, mode=mode)
-
-    def _feeding_reply(self, job, text, mode, who=None, who_id=None):
-        """The reply's event, written to the feed while its record is (one disk wait)."""
-        return self.registry.bus.during("reply", f"reply: {text}", job.id, job.name, who=who, who_id=who_id,
-                                        mode=mode)
 
     def queue(self, job, text, mode=None, request_id=None, kind=None, extra=None):
         """Keep a reply, or an agent item (`kind`), for the job (on disk before this
