@@ -26,14 +26,12 @@ def load(path):
     return module
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("fake_llm")
-    parser.add_argument("--log", required=True)
-    parser.add_argument("--port", type=int, default=0)
-    args = parser.parse_args()
-    fake = load(args.fake_llm)
-    fake.CFG["log"] = args.log
+def serve(fake_path, log, port=0, more=None):
+    """Serves the fake model on 127.0.0.1 (printing `LISTENING <port>`) until killed,
+    each request logged as above; `more(body)`: fields of a bench's own for its
+    `asked` line."""
+    fake = load(fake_path)
+    fake.CFG["log"] = log
     ids = itertools.count(1)
 
     class Timed(fake.Handler):
@@ -48,16 +46,25 @@ def main():
             body = super()._body()
             fake.log({"t": time.time(), "id": self.request_id, "asked": True, "path": self.path,
                       "user": fake.last_user_text(body), "tools": len(fake.tool_names(body)),
-                      "toolResult": fake.last_is_tool_result(body)})
+                      "toolResult": fake.last_is_tool_result(body), **(more(body) if more else {})})
             return body
 
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), Timed)
+    server = ThreadingHTTPServer(("127.0.0.1", port), Timed)
     server.daemon_threads = True
     print(f"LISTENING {server.server_address[1]}", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("fake_llm")
+    parser.add_argument("--log", required=True)
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    serve(args.fake_llm, args.log, args.port)
 
 
 if __name__ == "__main__":

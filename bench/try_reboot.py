@@ -19,7 +19,6 @@ waiting again.
 Its figures go into the `agents` section of bench/RESULTS.md (`reboot`).
 """
 
-import itertools
 import json
 import os
 import re
@@ -46,34 +45,9 @@ JOBS_EACH = 2
 def serve_model(fake_path, log):
     """The fake model, logging for each request (as bench/timed_model.py does) also the
     markers anywhere in it: the earlier turns an agent sends again are in its body."""
-    from http.server import ThreadingHTTPServer
-
     import timed_model
 
-    fake = timed_model.load(fake_path)
-    fake.CFG["log"] = log
-    ids = itertools.count(1)
-
-    class Marked(fake.Handler):
-        def do_POST(self):
-            self.request_id = next(ids)
-            try:
-                super().do_POST()
-            finally:
-                fake.log({"t": time.time(), "id": self.request_id, "answered": True})
-
-        def _body(self):
-            body = super()._body()
-            fake.log({"t": time.time(), "id": self.request_id, "asked": True, "path": self.path,
-                      "user": fake.last_user_text(body), "tools": len(fake.tool_names(body)),
-                      "toolResult": fake.last_is_tool_result(body),
-                      "markers": sorted(set(MARKER.findall(json.dumps(body))))})
-            return body
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Marked)
-    server.daemon_threads = True
-    print(f"LISTENING {server.server_address[1]}", flush=True)
-    server.serve_forever()
+    timed_model.serve(fake_path, log, more=lambda body: {"markers": sorted(set(MARKER.findall(json.dumps(body))))})
 
 
 class MarkedModel:

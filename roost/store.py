@@ -84,14 +84,11 @@ class OpenLog:
 
     def _append(self, data):
         if self._fd is None:
-            created = not os.path.exists(self.path)
-            self._fd = open_own(self.path, os.O_WRONLY | os.O_APPEND, self.mode)
+            self._fd, created = _open_log(self.path, self.mode)
             if created:
                 fsync_dir(os.path.dirname(self.path) or ".")
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self._fd, view):]
+            _write_all(self._fd, data)
             os.fdatasync(self._fd)
         except BaseException:
             self.reopen()       # the next append starts from what is on disk, on a new fd
@@ -131,14 +128,22 @@ def truncate_now(path, size):
         os.close(fd)
 
 
-def _append(path, data, mode, sync=os.fsync):
+def _open_log(path, mode):
+    """(fd, whether the file was made now) of a log opened for appending."""
     created = not os.path.exists(path)
-    fd = open_own(path, os.O_WRONLY | os.O_APPEND, mode)
+    return open_own(path, os.O_WRONLY | os.O_APPEND, mode), created
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _append(path, data, mode, sync=os.fsync):
+    fd, created = _open_log(path, mode)
     try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        _write_all(fd, data)
         sync(fd)
     finally:
         os.close(fd)

@@ -10,6 +10,7 @@ import time
 
 from conftest import wait_for
 from jobkit import agent, job_record, row, wait_row, write_config
+from test_schedules import edit_schedules
 
 LIMIT_TERM = {"settleMs": 200, "waiting": r"^> ?$",
               "limit": r"^You've hit your limit · resets (?P<reset>.+)$"}
@@ -221,16 +222,6 @@ def test_an_agent_still_at_its_limit_after_the_resume_is_not_typed_into_again(da
     stays(lambda: lines_typed(tmp_path) == ["continue"], 2.0, "no second resume")
     listed = json.loads(daemon.cli("limits", "--json").stdout)["groups"][0]["jobs"][0]
     assert listed["resumed"] is True and listed["resume"] is False
-
-
-def edit_schedules(home, change):
-    path = os.path.join(home, "schedules.json")
-    with open(path) as handle:
-        data = json.load(handle)
-    for record in data["schedules"]:
-        change(record)
-    with open(path, "w") as handle:
-        json.dump(data, handle)
 
 
 def test_a_schedule_into_a_known_limit_is_skipped_and_runs_at_the_reset(daemon, tmp_path):

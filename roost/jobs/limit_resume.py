@@ -123,16 +123,20 @@ class LimitResumer:
             return RESUME_DELAY_MS
         return int(value)
 
+    def state(self, job):
+        """(the text typed at its limit's reset or None, why there is none, whether it
+        was resumed for this limit already)."""
+        text, why_not = resume_setting(job, self.config)
+        return text, why_not, job.record.get("limitResumedFor") == job.record.get("resetsAt")
+
     def due_at(self, job):
         """When the job's resume is due (ms), or None: it is not parked, is resumed
         already for this limit, or has resumes off."""
         row = job.record
         if not parked(row) or not job.speaks:
             return None
-        if row.get("limitResumedFor") == row["resetsAt"]:
-            return None
-        text, _ = resume_setting(job, self.config)
-        return None if text is None else row["resetsAt"] + self.delay_ms()
+        text, _, resumed = self.state(job)
+        return None if text is None or resumed else row["resetsAt"] + self.delay_ms()
 
     def plan(self, job):
         """What roost does at the job's limit's reset, in a sentence; None when it is
@@ -140,8 +144,8 @@ class LimitResumer:
         row = job.record
         if not parked(row) or not job.live:
             return None
-        text, why_not = resume_setting(job, self.config)
-        if row.get("limitResumedFor") == row["resetsAt"]:
+        text, why_not, resumed = self.state(job)
+        if resumed:
             return "roost resumed it once after this limit's reset already; it does not again."
         if text is None:
             return f"roost does not resume it at the reset: {why_not}."

@@ -85,8 +85,7 @@ def known_limit(launcher, args):
         profile = profiles.find(launcher.config.current(), name)
     except RoostError:
         return None
-    provider = profile.get("provider") if isinstance(profile.get("provider"), str) and profile.get("provider") \
-        else name
+    provider = profiles.provider(name, profile)
     reset = known_reset(launcher.registry.all(), provider)
     return (provider, reset) if reset is not None else None
 

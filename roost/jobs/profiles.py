@@ -124,6 +124,13 @@ def check_term(term, what="term", linear=False):
     return checked
 
 
+def provider(name, profile):
+    """Whose usage limit a launch of the profile `name` meets: its `provider`, else its
+    name (jobs of one provider share a limit)."""
+    given = profile.get("provider")
+    return given if isinstance(given, str) and given else name
+
+
 def apply(launch, config, task):
     """Fill `launch` (the daemon's launch dict: argv, term, protocol, resumeCommand, ...)
     from the profile it names. Returns the text to type once the agent first waits, or
@@ -159,8 +166,7 @@ def apply(launch, config, task):
                 and isinstance(menu.get("keys"), str) and menu["keys"] and set(menu) <= {"choice", "keys"}):
             raise bad_request(f"agentProfiles.{name}.limitMenu must be {{choice: text, keys: text}}")
         launch.setdefault("limitMenu", {"choice": menu["choice"], "keys": menu["keys"]})
-    provider = profile.get("provider")
-    launch.setdefault("provider", provider if isinstance(provider, str) and provider else name)
+    launch.setdefault("provider", provider(name, profile))
     mode = profile.get("task", "type")
     if mode not in TASK_MODES:
         raise bad_request(f"agentProfiles.{name}.task must be one of {', '.join(TASK_MODES)}")

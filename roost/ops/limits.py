@@ -5,7 +5,6 @@ its reset turned off or back on (roost's own ops, a person's: `roost limits`).
 
 from roost.errors import bad_request
 from roost.jobs import limits
-from roost.jobs.limit_resume import resume_setting
 from roost.ops import args as read
 from roost.ops import op
 
@@ -18,8 +17,7 @@ def limits_op(call):
     for provider, resets_at, jobs in limits.groups(services.jobs.all()):
         entries = []
         for job in jobs:
-            text, why_not = resume_setting(job, services.config)
-            resumed = job.record.get("limitResumedFor") == job.record["resetsAt"]
+            text, why_not, resumed = resumer.state(job)
             entries.append({"id": job.id, "name": job.name, "resetsAt": job.record["resetsAt"],
                             "resume": text is not None and not resumed, "resumeText": text,
                             "resumeAt": resumer.due_at(job), "resumed": resumed,
