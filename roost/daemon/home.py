@@ -23,7 +23,9 @@ def _check_private_dir(path, what):
     try:
         info = os.lstat(path)
     except FileNotFoundError:
-        os.makedirs(path, mode=0o700)
+        # Daemons started at once (two commands that each start one) may both make it:
+        # the one that comes second finds it made, and checks it like any other.
+        os.makedirs(path, mode=0o700, exist_ok=True)
         info = os.lstat(path)
     if stat.S_ISLNK(info.st_mode):
         raise HomeRefused(f"{path} is a symlink; {what} must be a real directory")
