@@ -19,12 +19,17 @@ The wire: JSON lines on a unix stream socket (0600, peer uid checked). Requests 
     signal  {job, signal, group}                   -> {sent}
     release {job, pid?}                            -> {}   (the keeper closes its copy)
     bye     {}                                     -> {}   (exit once no job runs; a hello undoes it)
+    probe   {job}                                  -> {evidence}   (version 3: roost.unix.terminal_waits;
+                                                      null for a job not running)
 
 `carry` (version 2): the daemon asks for a job's carry pipe, which it moves output through
 from the pty to the log (roost.term.intake); the keeper holds a copy of both ends, so
 what a daemon killed half way had taken off the pty waits there for the next. Each job
 that has one is marked `carry: true` and its master fd is followed by the pipe's read
 and write ends. A daemon that does not ask gets the master alone.
+
+`probe`: whether the job's processes wait for its terminal, from their blocked calls,
+which only an ancestor may read under Yama's default ptrace_scope: the keeper is one.
 
 There is no resize: the daemon sets the window size on its own copy of the master.
 """
@@ -41,7 +46,7 @@ from roost.framing import LineTooLong
 from roost.keeper.exit_record import exit_fields, write_json_atomic
 from roost.keeper.spawn import SpawnRefused, spawn_on_pty
 from roost.keeper.wire import VERSION, Peer, socket_path
-from roost.unix import private_socket
+from roost.unix import private_socket, terminal_waits
 
 # With no daemon connected and no job running, the keeper looks around this often and
 # leaves once its home is gone, or after LINGER_S with nothing of a job's left to hand
@@ -91,6 +96,7 @@ class Keeper:
         self.poller = select.poll()
         self.wakeup_read = None
         self.uid = os.getuid()
+        self.prober = terminal_waits.Prober()
 
     # -- start ----------------------------------------------------------------
     def bind(self):
@@ -339,6 +345,11 @@ class Keeper:
             if kept.exited is not None:
                 self._forget(kept)
         return {}, ()
+
+    def op_probe(self, request):
+        kept = self.jobs.get(request.get("job"))
+        running = kept is not None and kept.exited is None and not kept.released
+        return {"evidence": self.prober.probe_master(kept.pid, kept.master) if running else None}, ()
 
     def op_bye(self, request):
         self.leaving = True

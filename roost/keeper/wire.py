@@ -9,7 +9,7 @@ import struct
 
 from roost.framing import MAX_LINE, LineReader, encode_line
 
-VERSION = 2        # 2: carry pipes (roost.keeper.keeper)
+VERSION = 3        # 2: carry pipes; 3: probe (roost.keeper.keeper)
 SOCKET_NAME = "keeper.sock"
 # SCM_MAX_FD is 253 on Linux: larger batches of fds go in several sendmsg calls.
 FDS_PER_SENDMSG = 200
