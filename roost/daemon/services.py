@@ -118,6 +118,7 @@ class Services:
         self.runner.on_started.append(self.timelines.started)    # each job's flight recorder first
         self.runner.on_adopted.append(lambda job: self.timelines.started(job, adopted=True))
         self.replies.on_typed.append(self.timelines.typed)
+        self.runner.on_held.append(self.timelines.held)       # a screen's word the kernel held back
         self.runner.on_started.append(self.replies.kick)     # a started run's replies are typed
         self.runner.on_adopted.append(self.replies.resume)   # and an adopted one's waiting ones
         checks = self.workspaces.checks

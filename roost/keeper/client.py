@@ -1,5 +1,5 @@
 """The daemon's side of the keeper (roost/keeper.py): finds or starts the keeper, and
-turns its socket into calls (`spawn`, `fds`, `signal`, `release`, `bye`) and pushed
+turns its socket into calls (`spawn`, `fds`, `signal`, `release`, `probe`, `bye`) and pushed
 exits. Runs under gevent: one greenlet reads the socket, callers wait on their answer.
 
 File descriptors come with the bytes they were sent with (SCM_RIGHTS). The reader keeps
@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 _RECV_FDS_ROOM = socket.CMSG_SPACE(253 * array.array("i").itemsize)
 START_TIMEOUT = 10.0
 CALL_TIMEOUT = 30.0
+PROBE_TIMEOUT = 2.0     # a probe's answer comes in a millisecond; past this it is read here
 # What a keeper must not inherit from the daemon's environment: a daemon started from
 # inside a job would otherwise pass that job's identity on.
 _IDENTITY = ("ROOST_JOB_ID", "ROOST_JOB_TOKEN", "ROOST_JOB_DIR", "ROOST_JOB_PERSON", "PI_JOB_ID", "PI_JOB_TOKEN",
@@ -247,6 +248,15 @@ class KeeperClient:
             self._call({"op": "release", "job": job, "pid": pid})
         except KeeperLost:
             pass
+
+    def probe(self, job, timeout=PROBE_TIMEOUT):
+        """What the job's processes wait on (roost.unix.terminal_waits), read by the
+        keeper, their ancestor; None for a job it does not run. KeeperError from a
+        keeper before version 3, or one that is gone."""
+        if (self.version or 0) < 3:
+            raise KeeperRefused(f"the keeper (version {self.version}) has no probe")
+        answer, _ = self._call({"op": "probe", "job": job}, timeout=timeout)
+        return answer.get("evidence")
 
     def bye(self):
         """The daemon leaves for good: the keeper exits once its last job is gone."""

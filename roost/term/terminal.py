@@ -1,13 +1,11 @@
 """A job's terminal in the daemon: its pty master, screen, log, attachers and typing.
 
-Output is read by roost.pty_reader (no greenlet while the job is quiet) and goes, every
-byte, to the job's bounded log and to attachers as it comes; the screen gets it through
-roost.screen_feed, which keeps what screen feeding may cost the loop bounded (under a
-flood the screen skips ahead). Once the screen has been quiet for the profile's settle
-time it is judged (roost.term_profile), `on_change` hears of a new reading, and the
-screen is packed small (Screen.freeze) until output comes again. Writes to the master
-(typed replies, attachers' keys, query answers) go through one writer and never block
-the loop: a program that stops reading stalls only its own job.
+Output is read by roost.term.pty_reader (no greenlet while the job is quiet) and goes,
+every byte, to the job's bounded log and to attachers; the screen gets it through
+roost.term.feed, which bounds what feeding it may cost the loop (under a flood it skips
+ahead). The quiet screen is judged (roost.term.reading, with the kernel's word), then
+packed small (Screen.freeze) until output comes. Writes to the master go through one
+writer and never block the loop: a program that stops reading stalls only its job.
 """
 
 import fcntl
@@ -42,13 +40,12 @@ class Terminal:
     # Hundreds of idle jobs each hold one: slots, and what is needed only while someone
     # types, attaches or waits is made then (writer, attachers, events).
     __slots__ = ("job_id", "fd", "job_dir", "profile", "screen", "on_change", "on_eof", "on_held", "_drafts",
-                 "verify_timeout", "write_timeout", "closed", "_log", "_intake", "_reader", "_feed",
-                 "_read", "_attachers",
-                 "_alt_exits_seen", "_repaint_due", "_changed", "_typing", "_writer_", "_eof",
+                 "verify_timeout", "write_timeout", "closed", "_log", "_intake", "_reader", "_feed", "_read",
+                 "_attachers", "_alt_exits_seen", "_repaint_due", "_changed", "_typing", "_writer_", "_eof",
                  "_at_eof", "_output_seen", "_saw_output")
 
-    def __init__(self, job_id, master_fd, job_dir, term=None, rows=40, cols=120,
-                 on_change=None, on_eof=None, log_limit=4 * 1024 * 1024, typed=False, carry=None):
+    def __init__(self, job_id, master_fd, job_dir, term=None, rows=40, cols=120, on_change=None, on_eof=None,
+                 log_limit=4 * 1024 * 1024, typed=False, carry=None, probe=None, takes_task=False):
         self.job_id = job_id
         self.fd = master_fd
         self.job_dir = job_dir
@@ -65,7 +62,7 @@ class Terminal:
         self._intake = Intake(master_fd, self._log, carry)
         self._reader = PtyReader(self._intake, job_id, self)
         self._feed = ScreenFeed(self.screen)
-        self._read = ScreenReading(self.profile, typed)
+        self._read = ScreenReading(self.profile, typed, probe, takes_task)
         self._attachers = None
         self._alt_exits_seen = 0
         self._repaint_due = False
@@ -168,6 +165,7 @@ class Terminal:
             if drafts.typed(sink, data):
                 self._held_changed()
         if data:
+            self._read.keys_given()      # what its processes wait on may change: looked at soon
             self.writer.enqueue(bytes(data))
         return True
 
@@ -249,6 +247,8 @@ class Terminal:
             self._feed_slice()
             if feed.flooding(now) and not self._attachers:
                 feed.pack()       # its next slice is STALE_SCREEN away
+        if self._read.probe_due(now):
+            self._judge(again=True)      # output under a reading the kernel gave: asked again
         if got_output or (feed.pending and not feed.flooding(now)):
             return MORE, None
         if feed.pending or feed.flowing(now):
@@ -256,11 +256,11 @@ class Terminal:
         if feed.skipped:
             self._rebuild()
         left = self._read.settle_left(now)
-        if left is not None:
-            if left > 0:
-                return PARK, left
-            self._judge()
-        return PARK, None
+        if left is not None and left > 0:
+            return PARK, left
+        if left is not None or self._read.recheck_left(now) == 0:
+            self._judge(again=left is None)    # judged once settled, then looked at again
+        return PARK, self._read.recheck_left(time.monotonic())
 
     def drain_step(self):
         """After EOF: the screen takes the rest of the output, a slice a turn."""
@@ -322,8 +322,9 @@ class Terminal:
 
         in_turns(step)
 
-    def _judge(self):
-        self._set_reading(self._read.judge(self.screen.lines()))
+    def _judge(self, again=False):
+        read = self._read.recheck if again else self._read.judge     # again: ScreenReading.recheck
+        self._set_reading(read(self.screen.lines(), self.screen.cursor[0]))
         self._freeze_if_quiet()
 
     def _freeze_if_quiet(self):
@@ -333,8 +334,7 @@ class Terminal:
             self.screen.freeze()
 
     def _rebuild(self):
-        """The flood that made the screen skip ahead is over: what it shows is rebuilt from
-        the log's tail, so no row of a repaint it skipped stays standing."""
+        """A flood made the screen skip ahead: it is rebuilt from the log's tail (no skipped row stays)."""
         self._feed.skipped = False
         self.screen.rebuild()
         tail = self._log_tail()
