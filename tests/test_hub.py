@@ -207,7 +207,7 @@ def test_no_color_draws_plain_text(daemon, tmux):
     worker(daemon)
     start_hub(tmux, NO_COLOR="1")
     screen = tmux.wait_text("WORKING (1)")
-    assert "? NEEDS YOU (1)" in screen and "* WORKING (1)" in screen
+    assert "! NEEDS YOU (1)" in screen and "* WORKING (1)" in screen
     assert not any(glyph in screen for glyph in "◆●✓✗▸▲↑↓")
     coloured = tmux.screen(escapes=True)
     assert not re.search(r"\x1b\[[0-9;]*(3[0-7]|9[0-7]|38;)", coloured), coloured   # no foreground colour
@@ -291,7 +291,7 @@ def test_a_dumb_terminal_gets_the_groups_as_plain_text(daemon):
     finally:
         child.close()
     assert child.exitstatus == 0
-    assert "? NEEDS YOU (1)" in text and "* WORKING (1)" in text and "Choose [1-3]:" in text
+    assert "! NEEDS YOU (1)" in text and "* WORKING (1)" in text and "Choose [1-3]:" in text
     assert "\x1b[" not in text
 
 

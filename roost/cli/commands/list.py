@@ -36,7 +36,9 @@ def state_text(row):
             return "unread"     # its screen matches none of its profile's patterns
         if row.get("waitingFor") == "limit":
             return "limit"      # at its usage limit (issue 19): its summary says until when
-        return "waiting" if row.get("status") == "waiting" else "blocked"
+        # Blocked on what roost cannot read (issue 27: no pattern matched, or the kernel
+        # cannot tell whether it reads its terminal): no question, said as such.
+        return "waiting" if row.get("status") == "waiting" else "?"
     return row["state"]
 
 
