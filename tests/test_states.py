@@ -14,6 +14,7 @@ import time
 from conftest import PYTHON, DaemonProcess, tracebacks_in_log, wait_for
 from jobkit import agent, dispatch, row, wait_row, write_config
 from roost.unix import syscalls
+from test_dialogs import stays
 from test_notify import Sinks
 
 NODE_QUESTION = ("require('readline').createInterface({input: process.stdin, output: process.stdout})"
@@ -160,6 +161,23 @@ def test_a_waiting_screen_the_kernel_contradicts_is_held(daemon):
     shown = subprocess.run([PYTHON, "-m", "roost", "timeline", job_id], env=daemon.env, capture_output=True,
                            text=True, timeout=30).stdout
     assert "held at working/busy/None: the screen read waiting" in shown
+
+
+def test_a_quiet_job_is_looked_at_again_and_keys_typed_without_echo_are_seen(daemon):
+    # It prints, sleeps, then reads with no prompt: its screen never changes again.
+    late = dispatch(daemon, sh("echo compiling; sleep 2; read answer; sleep 300"), name="late")
+    wait_row(daemon, late, working, what="it to work")
+    assert wait_row(daemon, late, waiting, timeout=15, what="the silent read found")["question"] == "compiling"
+    # A PIN read with echo off: once it is typed nothing on the screen changes; the keys
+    # themselves make roost look again.
+    pin = dispatch(daemon, sh('stty -echo; printf "pin? "; read pin; stty echo; sleep 300'), name="pin")
+    wait_row(daemon, pin, waiting, what="the PIN asked")
+    # Still asking 7 s on: roost's looks at it are 8 s apart by now.
+    stays(lambda: waiting(row(daemon, pin)), 7, "the PIN's wait")
+    screen = daemon.call("peek", id=pin)["text"]
+    assert daemon.cli("keys", pin, "1", "2", "3", "4", "Enter").returncode == 0
+    wait_row(daemon, pin, working, timeout=3, what="the PIN taken, seen soon")
+    assert daemon.call("peek", id=pin)["text"] == screen
 
 
 def test_only_an_agent_that_takes_a_task_waits_for_its_first(daemon, tmp_path):

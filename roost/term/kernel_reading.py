@@ -85,10 +85,13 @@ class Rechecks:
         self.due = now + self.every
 
     def soon(self, now):
-        """Something happened that may change what they do: look soon, as at first."""
+        """Something happened that may change what they do: look soon, as at first.
+        True when that moves the next look forward."""
         self.every = None
-        if self.due is not None:
-            self.due = min(self.due, now + RECHECK_FIRST)
+        if self.due is None or self.due <= now + RECHECK_FIRST:
+            return False
+        self.due = now + RECHECK_FIRST
+        return True
 
     def stop(self):
         self.every = self.due = self.verdict = None

@@ -264,10 +264,11 @@ class ScreenReading:
         return working_reading(last_line(lines), _why("working", found, working, text) if found else None)
 
     def keys_given(self):
-        """A person typed into it: what its processes wait on may change, look soon."""
-        self.rechecks.soon(time.monotonic())
+        """A person typed into it: what its processes wait on may change. True when a
+        look is now due sooner than its reader was told (Terminal: PtyReader.look_soon)."""
         if self.probe_after is not None:
             self.probe_after = min(self.probe_after, time.monotonic() + PROBE_WHILE_CHANGING)
+        return self.rechecks.soon(time.monotonic())
 
     def text_given(self, lines):
         """Text was typed and submitted: at work until the screen is judged again."""

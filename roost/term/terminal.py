@@ -100,8 +100,7 @@ class Terminal:
     # -- the contract ---------------------------------------------------------------------
 
     def start(self, judge_later=0.0):
-        """Reads at once; a screen taken over after a restart starts from the log's tail,
-        fed a slice a turn. `judge_later`: its first judgement waits (jobs.adoption)."""
+        """Reads at once (after a restart from the log's tail); `judge_later`: its first judgement waits."""
         self._read.judge_after = time.monotonic() + judge_later
         tail = self._log_tail()
         if tail:
@@ -165,7 +164,8 @@ class Terminal:
             if drafts.typed(sink, data):
                 self._held_changed()
         if data:
-            self._read.keys_given()      # what its processes wait on may change: looked at soon
+            if self._read.keys_given():      # what its processes wait on may change: look soon
+                self._reader.look_soon()
             self.writer.enqueue(bytes(data))
         return True
 
