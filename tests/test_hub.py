@@ -129,7 +129,7 @@ def test_a_jobs_timeline_on_its_own_key(daemon, tmux):
     tmux.keys("T")
     screen = tmux.wait_text(f"timeline: asker ({job_id})")
     assert re.search(r"\d\d:\d\d:\d\d\.\d{3} started: pid \d+", screen)
-    assert re.search(r"state blocked/waiting/\S+\s+\[(?:waiting|quiet)", screen)
+    assert re.search(r"state blocked/waiting/\S+\s+\[kernel; the kernel: pid \d+ `python\S*` reads its terminal", screen)
     tmux.keys("T")                            # its key closes it again
     tmux.wait_screen(lambda text: "timeline: asker" not in text, what="the timeline to close")
 

@@ -136,7 +136,8 @@ def test_a_failure_is_told(daemon_with_sinks, sinks):
 
 def test_nothing_to_the_desktop_for_a_job_a_person_is_attached_to(daemon_with_sinks, sinks):
     daemon = daemon_with_sinks
-    job_id = asker(daemon)
+    # It works 1.5 s after each answer (a sleep): the next question is a new wait.
+    job_id = dispatch(daemon, agent("prompt_echo.py", 1.5), name="asker", term={"settleMs": 200})
     wait_for(lambda: len(sinks.notes()) == 1, what="the first question told")
     wait_for(lambda: len(sinks.desktop()) == 1, what="the first question on the desktop")
     with daemon.client() as client:
@@ -261,12 +262,15 @@ def test_a_wait_that_ends_within_a_moment_is_not_told(daemon_with_sinks, sinks):
     daemon = daemon_with_sinks
     with daemon.client() as hub:
         hub.call("subscribe")
-        flapper = dispatch(daemon, ["sh", "-c", "printf 'wait> '; sleep 0.4; exec \"$0\" \"$@\"",
+        # It reads its terminal, and is answered at once.
+        flapper = dispatch(daemon, ["sh", "-c", "printf 'wait> '; read answer; exec \"$0\" \"$@\"",
                                     *agent("works_a_while.py", 60, 0.05)], name="flapper", term={"settleMs": 100})
         states = []
         while "working" not in states[1:] or states[-1] != "working":
             message = hub.next_event()
             states += [row["state"] for row in message.get("rows") or () if row["id"] == flapper]
+            if states[-1:] == ["blocked"] and states.count("blocked") == 1:
+                daemon.call("reply", id=flapper, text="go", mode="steer")
         assert "blocked" in states                  # it was judged waiting, briefly
     # A wait that begins after the flapper's ended, told after its own moment: by then
     # the flapper's would have been told too.
