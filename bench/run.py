@@ -38,6 +38,7 @@ SUITES = [
     ("hub", "The hub: 500 jobs, 20 of them printing"),
     ("radar", "The overlap radar: 20 worktrees of a 10,000-file repository"),
     ("hosts", "Other machines: `roost --host` over ssh (a real sshd on 127.0.0.1)"),
+    ("states", "Honest states: the kernel's word on a job, per look and at 500 idle jobs"),
 ]
 # Sections a script of their own measures (not `scripts/bench`: they need what CI has
 # not got), each (name, title, module with `report`, the command that measures it).

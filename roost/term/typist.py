@@ -2,11 +2,17 @@
 
 Peer tools report text as sent when it was only typed: it sits on the agent's input
 line, never submitted. roost checks the screen instead: after the submit keys, the
-screen must have changed since before the text was typed, and the text must no longer
-be shown pending on the cursor's line.
+screen must have changed since the typed text showed, and the text must no longer be
+shown pending on the cursor's line.
+
+The submit keys wait for the typed text to show, not for any change of the screen: an
+agent that takes fast typing for a paste (Codex CLI) makes an Enter that comes before it
+drew the text a newline of the paste, and its footer may change meanwhile (issue 27: a
+blinking warning, under load, let a reply's Enter in early; it was never submitted).
 """
 
-ECHO_WAIT = 0.5               # time a program gets to show typed text before submit keys
+ECHO_WAIT = 0.5               # a program that shows nothing of what is typed: its submit keys then
+ECHO_MAX = 3.0                # one whose screen moves meanwhile gets this long to show the text
 
 # Enough of the text's end to recognise it on the cursor's line, short enough that a
 # wrapped input line still shows it whole.
@@ -33,6 +39,29 @@ def left_input_line(before, after, cursor, text):
     if 0 <= row < len(after) and tail in after[row]:
         return False
     return True
+
+
+def reacted(before, after, row, text):
+    """The program took the typed text: it shows it, or its cursor's line changed (a
+    dialog that answers a key at once)."""
+    if shows_typed(before, after, text):
+        return True
+    return 0 <= row < min(len(before), len(after)) and after[row] != before[row]
+
+
+def shows_typed(before, after, text):
+    """The screen `after` shows `text`'s end where `before` did not (more times than it
+    did: an input line may repeat an earlier one); text with no visible end shows at
+    any change."""
+    tail = pending_tail(text)
+    if not tail:
+        return after != before
+    return _count(after, tail) > _count(before, tail)
+
+
+def _count(lines, tail):
+    # A long input line wraps: its end may straddle two rows.
+    return max("\n".join(lines).count(tail), "".join(lines).count(tail))
 
 
 def typed_not_submitted(terminal, text):
@@ -67,7 +96,13 @@ def type_text(terminal, text, mode, timeout, on_submit=None):
     if payload:
         if not write_all(terminal, payload):
             return not_submitted("the job is not reading its input")
-        terminal.wait_for(lambda: screen.lines() != before, ECHO_WAIT)
+        row = screen.cursor[0]
+        took = lambda: reacted(before, screen.lines(), row, text)     # noqa: E731
+        if not terminal.wait_for(took, ECHO_WAIT) and screen.lines() != before:
+            # Its screen moved elsewhere only (a footer, a title): the text is still to show.
+            terminal.wait_for(took, ECHO_MAX - ECHO_WAIT)
+        if took():
+            before = screen.lines()       # submitted, the screen moves on from this one
     if not write_all(terminal, terminal.profile.submit.encode("utf-8")):
         return not_submitted("the job is not reading its input")
     if on_submit is not None:

@@ -1,0 +1,85 @@
+"""A terminal agent that takes fast typing for a paste, as Codex CLI does: keys that come
+within BURST_S of each other are held as one burst and drawn only once BURST_S passed
+without another; an Enter inside a burst is a newline of the paste, one after it submits
+(`submitted: TEXT`). A warning blinks in its footer as keys come ("⚠ 1 warning"), so
+its screen changes before it has drawn what was typed. Raw mode, its input
+read by a thread; each submitted text logged to argv[1].
+
+Its screen, as Codex's: `› TEXT` (the composer), a blank line, then a footer of `·`s.
+"""
+
+import os
+import sys
+import termios
+import threading
+import time
+import tty
+
+BURST_S = 0.15
+
+
+class Composer:
+    def __init__(self, log):
+        self.log = log
+        self.text = ""         # what is drawn
+        self.burst = ""        # keys held, not drawn yet
+        self.last_key = 0.0
+        self.lock = threading.Lock()
+        self.warning = False
+
+    def key(self, char):
+        with self.lock:
+            now = time.monotonic()
+            in_burst = bool(self.burst) or now - self.last_key < BURST_S
+            self.last_key = now
+            if char in "\r\n" and not in_burst:
+                submitted, self.text = self.text, ""
+                with open(self.log, "a") as handle:
+                    handle.write(submitted + "\n")
+                sys.stdout.write(f"\x1b[1;1H\x1b[Ksubmitted: {submitted}")
+                self.draw()
+                return
+            self.burst += "⏎" if char in "\r\n" else char
+
+    def blink(self):
+        with self.lock:
+            self.warning = not self.warning
+            self.draw()
+
+    def tick(self):
+        with self.lock:
+            if self.burst and time.monotonic() - self.last_key >= BURST_S:
+                self.text, self.burst = self.text + self.burst, ""
+                self.draw()
+
+    def draw(self):
+        warning = "⚠ 1 warning · f2 to view" if self.warning else ""
+        shown = self.text or "\x1b[2mAsk me anything\x1b[22m"      # a placeholder, as Codex's
+        sys.stdout.write(f"\x1b[5;1H\x1b[K› {shown}\x1b[6;1H\x1b[K\x1b[7;1H\x1b[K  fake-model · /work"
+                         f"\x1b[8;1H\x1b[K  ? for shortcuts   {warning}\x1b[5;{3 + len(self.text)}H")
+        sys.stdout.flush()
+
+
+def main():
+    composer = Composer(sys.argv[1])
+    tty.setraw(0, termios.TCSANOW)
+    sys.stdout.write("\x1b[2J")
+    composer.draw()
+
+    def read():
+        while True:
+            data = os.read(0, 1024)
+            if not data:
+                return
+            for char in data.decode("utf-8", "replace"):
+                composer.key(char)
+            composer.blink()
+
+    threading.Thread(target=read, daemon=True).start()
+    while True:
+        composer.tick()
+        time.sleep(0.05)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
