@@ -228,3 +228,26 @@ def _reads(pid):
     except OSError:
         return False
     return getattr(call, "kind", None) == syscalls.READS
+
+
+def test_downstream_a_wait_is_a_status_and_an_unknown_row_is_no_question():
+    """The hub's groups, notifications, the feed's line, `roost list` and the digests key
+    on status waiting; a blocked row roost cannot read is `?`, never a question."""
+    from roost.cli.commands.list import state_text
+    from roost.concierge.digests import _row_line, needs_of
+    from roost.hub.fleet import group_of
+    from roost.hub.screen import unknown
+    from roost.jobs.news import describe
+    from roost.notify.notifier import need
+
+    base = {"id": "j1", "name": "node", "summary": "your colour?", "question": None, "stateSince": 1}
+    asks = dict(base, state="blocked", status="waiting", waitingFor="question", question="your colour?")
+    cannot_tell = dict(base, state="blocked", status=None, waitingFor=None)
+    works = dict(base, state="working", status="busy", waitingFor=None)
+    assert [group_of(row) for row in (asks, cannot_tell, works)] == ["needs", "working", "working"]
+    assert [need(row) for row in (asks, cannot_tell, works)] == ["question", None, None]
+    assert [state_text(row) for row in (asks, cannot_tell, works)] == ["waiting", "?", "working"]
+    assert [unknown(row) for row in (asks, cannot_tell, works)] == [False, True, False]
+    assert describe(cannot_tell) == "in a state roost cannot read (?)"
+    assert needs_of([asks, cannot_tell, works]) == [asks]
+    assert "(?: roost cannot tell whether it waits)" in _row_line(cannot_tell)
