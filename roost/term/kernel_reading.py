@@ -20,7 +20,7 @@ from roost.unix.terminal_waits import BUSY, READS, UNKNOWN
 
 MAX_QUESTION = 2000
 RECHECK_FIRST = 1.0       # a quiet job's processes are looked at again after this,
-RECHECK_MAX = 30.0        # then twice as late each time they say the same, up to this
+RECHECK_MAX = 60.0        # then twice as late each time they say the same, up to this
 NO_WORD = {"verdict": UNKNOWN, "reason": "the kernel's word could not be had", "seen": []}
 
 
