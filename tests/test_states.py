@@ -8,8 +8,11 @@ screen the kernel contradicts is held; notifications, the feed and `explain` fol
 import json
 import os
 import re
+import shutil
 import subprocess
 import time
+
+import pytest
 
 from conftest import PYTHON, DaemonProcess, tracebacks_in_log, wait_for
 from jobkit import agent, dispatch, row, wait_row, write_config
@@ -115,6 +118,24 @@ def test_a_reader_in_a_pipeline_and_a_child_of_an_interactive_shell_are_found(da
     wait_for(lambda: "child says yes" in daemon.call("peek", id=shell)["text"], what="the child's answer")
     wait_row(daemon, shell, lambda current: waiting(current) and current["question"] == "shell$",
              what="the prompt again")
+
+
+def test_a_jailed_program_is_read_like_any_other(daemon):
+    """In a bubblewrap jail (a /dev and a PID namespace of its own, a new session): its
+    processes are found under the job's first one, its terminal by inode, not by path."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None or subprocess.run([bwrap, "--ro-bind", "/", "/", "--unshare-pid", "true"],
+                                       capture_output=True).returncode != 0:
+        pytest.skip("bubblewrap cannot make namespaces here")
+    jailed = dispatch(daemon, [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
+                               "--new-session", "--die-with-parent",
+                               "sh", "-c", 'printf "jailed? "; read x; echo "got $x"; sleep 300'], name="jailed")
+    assert wait_row(daemon, jailed, waiting, what="the jailed read")["question"] == "jailed?"
+    said = explained(daemon, jailed)
+    assert re.search(r"`sh` reads its terminal \(read on fd 0, /dev/pts/\d+\)", said), said
+    assert daemon.call("reply", id=jailed, text="yes")["delivered"]
+    wait_for(lambda: working(row(daemon, jailed)) and "`sleep` sleeps" in explained(daemon, jailed),
+             what="the jailed sleep")
 
 
 def test_a_node_readline_prompt_is_unknown_and_with_a_pattern_waits(home):
