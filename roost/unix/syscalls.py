@@ -21,6 +21,7 @@ SELECTS = "select"
 EPOLLS = "epoll"
 SLEEPS = "sleep"
 WAITS_CHILD = "child"
+OPAQUE = "opaque"        # a wait on files whose set cannot be read (io_uring): maybe the terminal
 OTHER = "other"
 
 _X86_64 = {
@@ -35,7 +36,7 @@ _X86_64 = {
     1: ("write", OTHER), 20: ("writev", OTHER), 202: ("futex", OTHER), 43: ("accept", OTHER),
     288: ("accept4", OTHER), 42: ("connect", OTHER), 45: ("recvfrom", OTHER), 47: ("recvmsg", OTHER),
     44: ("sendto", OTHER), 46: ("sendmsg", OTHER), 73: ("flock", OTHER), 72: ("fcntl", OTHER),
-    74: ("fsync", OTHER), 426: ("io_uring_enter", OTHER), 2: ("open", OTHER), 257: ("openat", OTHER),
+    74: ("fsync", OTHER), 426: ("io_uring_enter", OPAQUE), 2: ("open", OTHER), 257: ("openat", OTHER),
     16: ("ioctl", OTHER), 24: ("sched_yield", OTHER), 59: ("execve", OTHER),
 }
 # arm64 has the generic table: no poll, select or epoll_wait, only their p- forms.
@@ -50,7 +51,7 @@ _AARCH64 = {
     64: ("write", OTHER), 66: ("writev", OTHER), 98: ("futex", OTHER), 202: ("accept", OTHER),
     242: ("accept4", OTHER), 203: ("connect", OTHER), 207: ("recvfrom", OTHER), 212: ("recvmsg", OTHER),
     206: ("sendto", OTHER), 211: ("sendmsg", OTHER), 32: ("flock", OTHER), 25: ("fcntl", OTHER),
-    82: ("fsync", OTHER), 426: ("io_uring_enter", OTHER), 56: ("openat", OTHER), 29: ("ioctl", OTHER),
+    82: ("fsync", OTHER), 426: ("io_uring_enter", OPAQUE), 56: ("openat", OTHER), 29: ("ioctl", OTHER),
     124: ("sched_yield", OTHER), 221: ("execve", OTHER),
 }
 TABLES = {"x86_64": _X86_64, "aarch64": _AARCH64, "arm64": _AARCH64}

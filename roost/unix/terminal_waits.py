@@ -8,7 +8,9 @@ each thread's blocked call (roost.unix.syscalls) says what it waits on:
 - `read` (or readv, pread) on an fd that is the job's own pty: it waits for its
   terminal. So does poll/select/epoll on the pty alone with no timeout.
 - poll/select/epoll on the pty among other files, or on it alone with a timeout: it
-  waits for the terminal or for something else, and the kernel cannot say which.
+  waits for the terminal or for something else, and the kernel cannot say which. So
+  does a wait whose files cannot be read (io_uring, a set we have no rights to) in a
+  process that holds the pty open.
 - anything else (running, a sleep, a child, a pipe, a socket, a lock): not the terminal.
 
 The verdict: `reads` when some process reads the terminal; else `unknown` when one
@@ -155,6 +157,11 @@ class Prober:
             return Look(pid, st.name, st.group, READS_OTHER, call.name, fd, target)
         if kind in (syscalls.POLLS, syscalls.SELECTS, syscalls.EPOLLS):
             return self._polling(pid, st, ctty, pty, call)
+        if kind == syscalls.OPAQUE:
+            # What it waits on cannot be read: the terminal maybe, if it holds it.
+            if wait_sets.holds(pid, ctty, pty) is False:
+                return Look(pid, st.name, st.group, WAITS, call.name)
+            return Look(pid, st.name, st.group, POLLS_TERMINAL, call.name, others=-1)
         if kind == syscalls.SLEEPS:
             return Look(pid, st.name, st.group, SLEEPS, call.name)
         if kind == syscalls.WAITS_CHILD:
