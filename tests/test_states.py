@@ -213,6 +213,43 @@ def test_only_an_agent_that_takes_a_task_waits_for_its_first(daemon, tmp_path):
     assert "waits for its first task" in [text for text in events] and events.count("waits for its first task") == 1
 
 
+# A daemon whose keeper answers as one before version 3 (no `probe`): it reads /proc itself.
+OLDER_KEEPER = """
+import sys
+from roost.daemon import patching
+original = patching.patch
+def patch():
+    original()
+    from roost.keeper import client
+    ensure = client.KeeperClient.ensure
+    def older(self):
+        ensure(self)
+        self.version = min(self.version or 0, 2)
+    client.KeeperClient.ensure = older
+patching.patch = patch
+from roost.daemon.main import main
+sys.exit(main([]))
+"""
+
+
+class OlderKeeperDaemon(DaemonProcess):
+    code = OLDER_KEEPER
+
+
+def test_with_an_older_keeper_the_daemon_reads_the_kernel_itself(home):
+    daemon = OlderKeeperDaemon(home).start()
+    try:
+        asks = dispatch(daemon, sh('printf "q? "; read answer; sleep 300'), name="asks")
+        assert wait_row(daemon, asks, waiting)["question"] == "q?"
+        assert "(read by the daemon)" in explained(daemon, asks)
+        answer = daemon.call("reply", id=asks, text="a")
+        assert answer["delivered"], (answer, row(daemon, asks), explained(daemon, asks))
+        wait_for(lambda: "`sleep` sleeps" in explained(daemon, asks), what="the sleep, read by the daemon")
+    finally:
+        daemon.stop()
+    assert not tracebacks_in_log(home)
+
+
 def test_without_ptrace_rights_the_evidence_is_unknown(tmp_path):
     """Where the reader may not read a process's calls (another user's, no ptrace
     rights: a daemon under Yama whose keeper is old), it says unknown, never a guess."""

@@ -28,9 +28,10 @@ def pending_tail(text):
     return ""
 
 
-def left_input_line(before, after, cursor, text):
-    """`before`/`after`: screen lines; `cursor`: (row, col) now; `text`: what was typed."""
-    if after == before:
+def left_input_line(before, after, cursor, text, echoed=None):
+    """`before`/`after`: screen lines; `cursor`: (row, col) now; `text`: what was typed;
+    `echoed`: (lines, cursor) once it showed, when it did: something moves after that."""
+    if after == before or (echoed is not None and (after, cursor) == echoed):
         return False
     tail = pending_tail(text)
     if not tail:
@@ -90,6 +91,7 @@ def type_text(terminal, text, mode, timeout, on_submit=None):
     screen = terminal.screen
     terminal.catch_up()
     before = screen.lines()
+    echoed = None
     payload = text.encode("utf-8")
     if payload and screen.bracketed_paste and ("\n" in text or "\r" in text):
         payload = b"\x1b[200~" + payload + b"\x1b[201~"
@@ -102,12 +104,12 @@ def type_text(terminal, text, mode, timeout, on_submit=None):
             # Its screen moved elsewhere only (a footer, a title): the text is still to show.
             terminal.wait_for(took, ECHO_MAX - ECHO_WAIT)
         if took():
-            before = screen.lines()       # submitted, the screen moves on from this one
+            echoed = (screen.lines(), screen.cursor)      # submitted, something moves on from here
     if not write_all(terminal, terminal.profile.submit.encode("utf-8")):
         return not_submitted("the job is not reading its input")
     if on_submit is not None:
         on_submit()       # the program has the keys: what is kept of it must say so now
-    if not terminal.wait_for(lambda: left_input_line(before, screen.lines(), screen.cursor, text),
+    if not terminal.wait_for(lambda: left_input_line(before, screen.lines(), screen.cursor, text, echoed),
                              terminal.verify_timeout):
         return not_submitted("the text was typed but stayed on the input line")
     return {"submitted": True, "error": None}
