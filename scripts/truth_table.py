@@ -330,7 +330,13 @@ def main(argv):
             print(f"truth table: {case.name} ...", file=sys.stderr, flush=True)
             results.extend(run_case(daemon, case))
         machine = subprocess.run(["uname", "-sr"], capture_output=True, text=True).stdout.strip()
-        text = (table(results) + f"\n\nMeasured {time.strftime('%Y-%m-%d')} on {machine} as "
+        verdicts = [verdict for *_, verdict in results]
+        not_run = [case.name for case, _, _, _, verdict in results if verdict == "NOT RUN"]
+        text = (table(results) + f"\n\n{len(results)} moments: {sum(v.startswith('right') for v in verdicts)} read "
+                f"right, {sum(v.startswith('unknown') for v in verdicts)} unknown (roost says it cannot tell), "
+                f"{verdicts.count('WRONG')} wrong; "
+                + (f"not run here: {', '.join(not_run)}. " if not_run else "every program could be run here. ")
+                + f"Measured {time.strftime('%Y-%m-%d')} on {machine} as "
                 f"{'root' if os.getuid() == 0 else 'a user'} by `scripts/truth-table`.")
         print(text)
         if "--print" not in argv:
