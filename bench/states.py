@@ -194,13 +194,14 @@ def report(figures):
     for name, value in here.items():
         if isinstance(value, dict):
             said = f" ({value['processes']} processes, {value['verdict']})" if "verdict" in value else ""
-            rows.append(f"| a look at {name}{said}, in the reading process: median / p90 | "
-                        f"{value['median_us']} / {value['p90_us']} µs | |")
+            what = name if name.startswith("floor") else f"a look at {name}{said}"
+            rows.append(f"| {what}, in the reading process: median / p90 | {value['median_us']} / "
+                        f"{value['p90_us']} µs | |")
     for name, value in keeper.items():
         extra = f"; the keeper's CPU {value['keeper_cpu_us_per_probe']} µs a probe" \
             if "keeper_cpu_us_per_probe" in value else ""
-        rows.append(f"| {name if name.startswith('floor') else 'the keeper`s probe of ' + name}: round trip "
-                    f"median / p90{extra} | {value['median_us']} / {value['p90_us']} µs | |")
+        what = name if name.startswith("floor") else f"the keeper's probe of {name}"
+        rows.append(f"| {what}: round trip median / p90{extra} | {value['median_us']} / {value['p90_us']} µs | |")
     rows.append(f"| processes on the machine during the looks | {here['processes on the machine']} | |")
     floor, plain = figures["idle_floor"], figures["idle_plain"]
     total = round(plain["daemon_cpu_percent"] + plain["keeper_cpu_percent"], 2)
