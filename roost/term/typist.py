@@ -5,14 +5,16 @@ line, never submitted. roost checks the screen instead: after the submit keys, t
 screen must have changed since the typed text showed, and the text must no longer be
 shown pending on the cursor's line.
 
-The submit keys wait for the typed text to show, not for any change of the screen: an
-agent that takes fast typing for a paste (Codex CLI) makes an Enter that comes before it
-drew the text a newline of the paste, and its footer may change meanwhile (issue 27: a
+The submit keys wait for the typed text to show, and a moment more; not for any change
+of the screen. An agent that takes fast typing for a paste (Codex CLI: the first keys
+drawn as typed, the rest gathered, an Enter within ~120 ms of them a newline of the
+paste) makes an early Enter a newline, and its footer may change meanwhile (issue 27: a
 blinking warning, under load, let a reply's Enter in early; it was never submitted).
 """
 
 ECHO_WAIT = 0.5               # a program that shows nothing of what is typed: its submit keys then
 ECHO_MAX = 3.0                # one whose screen moves meanwhile gets this long to show the text
+SUBMIT_GAP = 0.2              # from the text shown to the submit keys: past a paste's Enter window
 
 # Enough of the text's end to recognise it on the cursor's line, short enough that a
 # wrapped input line still shows it whole.
@@ -42,12 +44,25 @@ def left_input_line(before, after, cursor, text, echoed=None):
     return True
 
 
-def reacted(before, after, row, text):
-    """The program took the typed text: it shows it, or its cursor's line changed (a
-    dialog that answers a key at once)."""
-    if shows_typed(before, after, text):
-        return True
-    return 0 <= row < min(len(before), len(after)) and after[row] != before[row]
+def wait_for_echo(terminal, before, row, text):
+    """(lines, cursor) once the program shows the typed `text` (the screen was `before`,
+    its cursor on `row`), a moment after (SUBMIT_GAP); None when it shows nothing of it
+    (ECHO_WAIT), or takes a key or two at once (a dialog: its cursor's line changed).
+    While only other lines move (a footer, a title), or its line shows the text's first
+    keys (a paste being gathered), it gets up to ECHO_MAX."""
+    screen = terminal.screen
+    shown = lambda: shows_typed(before, screen.lines(), text)      # noqa: E731
+    if not terminal.wait_for(shown, ECHO_WAIT):
+        after = screen.lines()
+        if after == before:
+            return None
+        key_taken = 0 <= row < min(len(before), len(after)) and after[row] != before[row]
+        if len(text.strip()) <= 2 and key_taken:
+            return None
+        if not terminal.wait_for(shown, ECHO_MAX - ECHO_WAIT):
+            return None
+    terminal.wait_for(lambda: terminal.finished, SUBMIT_GAP)
+    return screen.lines(), screen.cursor
 
 
 def shows_typed(before, after, text):
@@ -90,7 +105,7 @@ def type_text(terminal, text, mode, timeout, on_submit=None):
         return not_submitted("the job's terminal has ended")
     screen = terminal.screen
     terminal.catch_up()
-    before = screen.lines()
+    before, row = screen.lines(), screen.cursor[0]
     echoed = None
     payload = text.encode("utf-8")
     if payload and screen.bracketed_paste and ("\n" in text or "\r" in text):
@@ -98,13 +113,7 @@ def type_text(terminal, text, mode, timeout, on_submit=None):
     if payload:
         if not write_all(terminal, payload):
             return not_submitted("the job is not reading its input")
-        row = screen.cursor[0]
-        took = lambda: reacted(before, screen.lines(), row, text)     # noqa: E731
-        if not terminal.wait_for(took, ECHO_WAIT) and screen.lines() != before:
-            # Its screen moved elsewhere only (a footer, a title): the text is still to show.
-            terminal.wait_for(took, ECHO_MAX - ECHO_WAIT)
-        if took():
-            echoed = (screen.lines(), screen.cursor)      # submitted, something moves on from here
+        echoed = wait_for_echo(terminal, before, row, text)
     if not write_all(terminal, terminal.profile.submit.encode("utf-8")):
         return not_submitted("the job is not reading its input")
     if on_submit is not None:

@@ -1,6 +1,7 @@
-"""A terminal agent that takes fast typing for a paste, as Codex CLI does: keys that come
-within BURST_S of each other are held as one burst and drawn only once BURST_S passed
-without another; an Enter inside a burst is a newline of the paste, one after it submits
+"""A terminal agent that takes fast typing for a paste, as Codex CLI does: the first two
+keys of a quick run are drawn at once, as typed; from the third on, keys that come within
+BURST_S of each other are held as one burst and drawn only once BURST_S passed without
+another; an Enter inside a burst is a newline of the paste, one after it submits
 (`submitted: TEXT`). A warning blinks in its footer as keys come ("⚠ 1 warning"), so
 its screen changes before it has drawn what was typed. Raw mode, its input
 read by a thread; each submitted text logged to argv[1].
@@ -24,22 +25,29 @@ class Composer:
         self.text = ""         # what is drawn
         self.burst = ""        # keys held, not drawn yet
         self.last_key = 0.0
+        self.run = 0           # keys in the current quick run
         self.lock = threading.Lock()
         self.warning = False
 
     def key(self, char):
         with self.lock:
             now = time.monotonic()
-            in_burst = bool(self.burst) or now - self.last_key < BURST_S
+            quick = now - self.last_key < BURST_S
+            self.run = self.run + 1 if quick else 1
             self.last_key = now
-            if char in "\r\n" and not in_burst:
+            if char in "\r\n" and not self.burst and not (quick and self.run > 2):
                 submitted, self.text = self.text, ""
                 with open(self.log, "a") as handle:
                     handle.write(submitted + "\n")
                 sys.stdout.write(f"\x1b[1;1H\x1b[Ksubmitted: {submitted}")
                 self.draw()
                 return
-            self.burst += "⏎" if char in "\r\n" else char
+            key = "⏎" if char in "\r\n" else char
+            if self.run <= 2 and not self.burst:
+                self.text += key          # typed, as far as it can tell: drawn at once
+                self.draw()
+            else:
+                self.burst += key
 
     def blink(self):
         with self.lock:
