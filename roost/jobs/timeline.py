@@ -94,9 +94,13 @@ class Timelines:
         self.record(job, "held", **{key: reading.get(key) for key in ("state", "status", "waitingFor")},
                     why=reading.get("why"), screen=terminal.screen.text()[-MAX_SCREEN:] if terminal else None)
 
+    def typing(self, job, source):
+        """The reply desk begins to type (its echo may end a dialog before it is done)."""
+        self._last_input[job.id] = (now_ms(), "a reply" if source == "reply" else f"a {source} item")
+
     def typed(self, job, text, source, mode, result, into=None):
         """The reply desk typed `text` (a reply, or an agent item of kind `source`)."""
-        self._last_input[job.id] = (now_ms(), "a reply" if source == "reply" else f"a {source} item")
+        self.typing(job, source)
         self.record(job, "typed", text=text[:MAX_TEXT], **{"from": source}, mode=mode,
                     submitted=bool(result.get("submitted")), error=result.get("error"), into=into)
 
