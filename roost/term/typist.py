@@ -14,7 +14,8 @@ blinking warning, under load, let a reply's Enter in early; it was never submitt
 
 ECHO_WAIT = 0.5               # a program that shows nothing of what is typed: its submit keys then
 ECHO_MAX = 3.0                # one whose screen moves meanwhile gets this long to show the text
-SUBMIT_GAP = 0.2              # from the text shown to the submit keys: past a paste's Enter window
+SUBMIT_GAP = 0.15             # from the text shown to the submit keys: past a paste's Enter window
+PASTE_KEYS = 3                # fewer quick keys than this are typing, not a paste (Codex's MIN_CHARS)
 
 # Enough of the text's end to recognise it on the cursor's line, short enough that a
 # wrapped input line still shows it whole.
@@ -57,11 +58,12 @@ def wait_for_echo(terminal, before, row, text):
         if after == before:
             return None
         key_taken = 0 <= row < min(len(before), len(after)) and after[row] != before[row]
-        if len(text.strip()) <= 2 and key_taken:
+        if len(text.strip()) < PASTE_KEYS and key_taken:
             return None
         if not terminal.wait_for(shown, ECHO_MAX - ECHO_WAIT):
             return None
-    terminal.wait_for(lambda: terminal.finished, SUBMIT_GAP)
+    if len(text) >= PASTE_KEYS:
+        terminal.wait_for(lambda: terminal.finished, SUBMIT_GAP)
     return screen.lines(), screen.cursor
 
 

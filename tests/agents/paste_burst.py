@@ -1,10 +1,11 @@
-"""A terminal agent that takes fast typing for a paste, as Codex CLI does: the first two
-keys of a quick run are drawn at once, as typed; from the third on, keys that come within
-BURST_S of each other are held as one burst and drawn only once BURST_S passed without
-another; an Enter inside a burst is a newline of the paste, one after it submits
-(`submitted: TEXT`). A warning blinks in its footer as keys come ("⚠ 1 warning"), so
-its screen changes before it has drawn what was typed. Raw mode, its input
-read by a thread; each submitted text logged to argv[1].
+"""A terminal agent that takes fast typing for a paste, as Codex CLI does (its
+paste_burst: PASTE_BURST_MIN_CHARS 3, PASTE_ENTER_SUPPRESS_WINDOW 120 ms): the first two
+keys of a quick run (keys within QUICK_S of each other) are drawn at once, as typed; from
+the third on they are gathered as a paste, drawn FLUSH_S after the last of them; an Enter
+within ENTER_WINDOW_S of the paste's last key is a newline of it; any other Enter submits
+(`submitted: TEXT`). A warning blinks in its footer as keys come ("⚠ 1 warning"), so its
+screen changes before it has drawn what was typed. Raw mode, its input read by a thread;
+each submitted text logged to argv[1].
 
 Its screen, as Codex's: `› TEXT` (the composer), a blank line, then a footer of `·`s.
 """
@@ -16,15 +17,18 @@ import threading
 import time
 import tty
 
-BURST_S = 0.15
+QUICK_S = 0.03
+FLUSH_S = 0.02
+ENTER_WINDOW_S = 0.12
 
 
 class Composer:
     def __init__(self, log):
         self.log = log
         self.text = ""         # what is drawn
-        self.burst = ""        # keys held, not drawn yet
+        self.paste = ""        # keys gathered, not drawn yet
         self.last_key = 0.0
+        self.last_paste_key = 0.0
         self.run = 0           # keys in the current quick run
         self.lock = threading.Lock()
         self.warning = False
@@ -32,10 +36,9 @@ class Composer:
     def key(self, char):
         with self.lock:
             now = time.monotonic()
-            quick = now - self.last_key < BURST_S
-            self.run = self.run + 1 if quick else 1
+            self.run = self.run + 1 if now - self.last_key < QUICK_S else 1
             self.last_key = now
-            if char in "\r\n" and not self.burst and not (quick and self.run > 2):
+            if char in "\r\n" and not self.paste and now - self.last_paste_key >= ENTER_WINDOW_S:
                 submitted, self.text = self.text, ""
                 with open(self.log, "a") as handle:
                     handle.write(submitted + "\n")
@@ -43,11 +46,12 @@ class Composer:
                 self.draw()
                 return
             key = "⏎" if char in "\r\n" else char
-            if self.run <= 2 and not self.burst:
+            if self.run <= 2 and not self.paste and char not in "\r\n":
                 self.text += key          # typed, as far as it can tell: drawn at once
                 self.draw()
             else:
-                self.burst += key
+                self.paste += key
+                self.last_paste_key = now
 
     def blink(self):
         with self.lock:
@@ -56,8 +60,8 @@ class Composer:
 
     def tick(self):
         with self.lock:
-            if self.burst and time.monotonic() - self.last_key >= BURST_S:
-                self.text, self.burst = self.text + self.burst, ""
+            if self.paste and time.monotonic() - self.last_key >= FLUSH_S:
+                self.text, self.paste = self.text + self.paste, ""
                 self.draw()
 
     def draw(self):
@@ -86,7 +90,7 @@ def main():
     threading.Thread(target=read, daemon=True).start()
     while True:
         composer.tick()
-        time.sleep(0.05)
+        time.sleep(0.005)
 
 
 if __name__ == "__main__":
