@@ -33,13 +33,19 @@ def pending_tail(text):
 
 def left_input_line(before, after, cursor, text, echoed=None):
     """`before`/`after`: screen lines; `cursor`: (row, col) now; `text`: what was typed;
-    `echoed`: (lines, cursor) once it showed, when it did: something moves after that."""
+    `echoed`: (lines, cursor) once it showed, when it did. With it, the text is pending
+    while the line it showed on is still the cursor's, as it was (a next prompt that
+    happens to hold the text's last key is not it); without, while the cursor's line
+    shows the text's end."""
     if after == before or (echoed is not None and (after, cursor) == echoed):
         return False
+    row = cursor[0]
+    if echoed is not None:
+        lines, (was_row, _) = echoed
+        return not (row == was_row and 0 <= row < min(len(after), len(lines)) and after[row] == lines[row])
     tail = pending_tail(text)
     if not tail:
         return True
-    row = cursor[0]
     if 0 <= row < len(after) and tail in after[row]:
         return False
     return True
