@@ -79,7 +79,7 @@ def _admin_dir_of(repo, resolved):
 
 
 def _records(linked, name, resolved):
-    recorded = _read_small(os.path.join(linked, name, "gitdir"))
+    recorded = read_small(os.path.join(linked, name, "gitdir"))
     return bool(recorded) and _same(os.path.dirname(recorded.strip()), resolved)
 
 
@@ -110,7 +110,7 @@ def check(place):
         kind = "a link" if stat.S_ISLNK(info.st_mode) else "not a file"
         raise GitError("tampered", f"{dot_git} is {kind} now, not the file git made pointing at {place.git_dir}: "
                        "roost runs no git there")
-    said = _read_small(dot_git, nofollow=True)
+    said = read_small(dot_git, nofollow=True)
     target = said[len("gitdir:"):].strip() if said and said.startswith("gitdir:") else None
     if target is not None and not os.path.isabs(target):
         target = os.path.join(place.path, target)
@@ -120,7 +120,7 @@ def check(place):
                        f"{shown!r}: roost runs no git there")
 
 
-def _read_small(path, nofollow=False):
+def read_small(path, nofollow=False):
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | (os.O_NOFOLLOW if nofollow else 0))
     except OSError:
