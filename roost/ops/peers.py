@@ -9,6 +9,7 @@ its screen.
 """
 
 from roost.errors import RoostError
+from roost.jobs import spawn_tree
 from roost.jobs.launch import fold_name
 from roost.ops import args as read
 from roost.ops import callers, op
@@ -69,11 +70,13 @@ def watch(call):
 @op("spawn")
 def spawn(call):
     """A session's child: its row carries parentSession and rootSession. A protocol
-    agent does not spawn: its children would have no panel to show in."""
+    agent does not spawn: its children would have no panel to show in. At most 16
+    running children per session and 64 per tree (`full`, roost.jobs.spawn_tree)."""
     asker = _asker(call)
     if asker.job is not None and asker.job.protocol:
         raise RoostError("unsupported", "a protocol agent does not spawn sessions")
     launch = read.mapping(call.args, "launch")
+    spawn_tree.check_room(call.services.jobs, asker.id, asker.root)
     return call.services.launcher.launch(launch, extra={"parentSession": asker.id, "rootSession": asker.root})
 
 
