@@ -15,6 +15,7 @@ from gitkit import commit_file, git, isolated_git, make_repo, place, read, sha, 
 from plantkit import clear_markers, markers, plant_everything, touch_nested
 from roost import git as roost_git
 from roost.git import command, jail
+from roost.git.errors import GitError
 from test_peers import speaker
 
 
@@ -125,3 +126,25 @@ def test_done_commit_verify_merge_and_the_radar_of_the_daemon_run_nothing(daemon
     assert read(os.path.join(root, "shared.txt")).startswith("line 0\n")
     assert read(os.path.join(root, "feature.txt")) == "the feature\n"
     assert markers(repo.common_dir) == []
+
+
+def test_a_worktree_s_git_dir_cannot_point_git_at_another_repository(tmp_path, jails):
+    """A worktree's git dir (`.git/worktrees/<name>`) is its agent's to write; its
+    `commondir` file names the repository git then uses. roost's runs use the repository
+    it recorded, whatever that file says."""
+    root = make_repo(str(tmp_path / "repo"))
+    repo = roost_git.repository_of(root)
+    tree = roost_git.add_worktree(repo, str(tmp_path / "wt"), roost_git.task_branch(repo, 1, "redirect"), "main")
+    at = place(repo, tree)
+    other = make_repo(str(tmp_path / "other"))
+    before = sha(other, "main")
+    write(os.path.join(tree.path, "work.txt"), "the task's work\n")
+    recorded = read(os.path.join(at.git_dir, "commondir"))
+    write(os.path.join(at.git_dir, "commondir"), os.path.join(other, ".git") + "\n")
+    with pytest.raises(GitError) as refused:
+        roost_git.commit_all(at, "into another repository")
+    assert refused.value.reason == "tampered" and "commondir" in str(refused.value)
+    assert sha(other, "main") == before and git(other, "branch", "--list", tree.branch) == ""
+    write(os.path.join(at.git_dir, "commondir"), recorded)       # as git wrote it: served again
+    head = roost_git.commit_all(at, "into the recorded repository")
+    assert sha(root, tree.branch) == head

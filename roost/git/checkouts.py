@@ -42,6 +42,13 @@ class Checkout:
         return self.path
 
 
+def common_dir_of(place):
+    """The repository's common dir, from where roost found the checkout's git dir
+    (`<common>/worktrees/<name>`), never from the `commondir` file in it (check says
+    whether that file still agrees)."""
+    return place.git_dir if place.main else os.path.dirname(os.path.dirname(place.git_dir))
+
+
 def checkout_of(repo, path):
     """The Checkout of `path`, a worktree of `repo` (its main checkout or a linked one),
     checked; GitError("not_found") when the repository has no worktree there, and
@@ -118,6 +125,21 @@ def check(place):
         shown = (said or "").strip()[:200]
         raise GitError("tampered", f"{dot_git} no longer points where roost made it ({place.git_dir}); it says "
                        f"{shown!r}: roost runs no git there")
+    _check_common(place)
+
+
+def _check_common(place):
+    """A linked worktree's git dir names its repository in `commondir`, and git follows
+    it (for refs, whatever GIT_COMMON_DIR says): the worktree's agent may write that
+    dir, so the file must still name the repository roost found it in."""
+    if place.main:
+        return                  # the repository's own git dir: no commondir in it
+    common = common_dir_of(place)
+    said = (read_small(os.path.join(place.git_dir, "commondir"), nofollow=True) or "").strip()
+    if said and _same(os.path.join(place.git_dir, said), common):
+        return
+    raise GitError("tampered", f"{place.git_dir}/commondir no longer names the repository {common}; it says "
+                   f"{said[:200]!r}: roost runs no git there")
 
 
 def read_small(path, nofollow=False):

@@ -70,12 +70,14 @@ class Jails:
         said = ended.stderr.decode("utf-8", "replace").strip()
         self.why_not = f"bubblewrap cannot make a jail here: {said or 'exit %d' % ended.returncode}"
         log.warning("git runs without a jail: %s; it runs nothing a repository configures all the same "
-                    "(docs/security.md)", self.why_not)
+                    "(docs/hardening.md)", self.why_not)
         return False
 
     def _walls(self):
+        # Not --die-with-parent: a git whose daemon was killed runs on to its end, as it
+        # would unjailed (a land cut short is judged once its git is done: landing.py).
         walls = ["--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc", "--unshare-net",
-                 "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--chdir", "/"]
+                 "--unshare-ipc", "--unshare-uts", "--chdir", "/"]
         for place in (*_HIDDEN_ALWAYS, *self.hidden):
             if place and os.path.isdir(place):
                 walls += ["--tmpfs", place]
@@ -101,7 +103,7 @@ def frame_of(cwd):
     """The Frame of a run in `cwd` (a Checkout, or a directory of a repository), or None
     when it is in none."""
     if isinstance(cwd, checkouts.Checkout):
-        return Frame(cwd.path, cwd.git_dir, _common_dir(cwd.git_dir))
+        return Frame(cwd.path, cwd.git_dir, checkouts.common_dir_of(cwd))
     here = os.path.realpath(os.fspath(cwd))
     while True:
         dot_git = os.path.join(here, ".git")
