@@ -148,3 +148,19 @@ def test_a_worktree_s_git_dir_cannot_point_git_at_another_repository(tmp_path, j
     write(os.path.join(at.git_dir, "commondir"), recorded)       # as git wrote it: served again
     head = roost_git.commit_all(at, "into the recorded repository")
     assert sha(root, tree.branch) == head
+
+
+def test_a_fifo_planted_where_roost_reads_holds_nothing(tmp_path):
+    """A fifo where roost reads a small file of git's (a worktree's commondir, its
+    .gitmodules) is refused or passed over at once: opened, it would hold the daemon."""
+    root = make_repo(str(tmp_path / "repo"))
+    repo = roost_git.repository_of(root)
+    tree = roost_git.add_worktree(repo, str(tmp_path / "wt"), roost_git.task_branch(repo, 1, "fifo"), "main")
+    at = place(repo, tree)
+    os.mkfifo(os.path.join(tree.path, ".gitmodules"))
+    assert command.nested_left_alone(at) == []
+    os.unlink(os.path.join(at.git_dir, "commondir"))
+    os.mkfifo(os.path.join(at.git_dir, "commondir"))
+    with pytest.raises(GitError) as refused:
+        roost_git.uncommitted_changes(at)
+    assert refused.value.reason == "tampered"

@@ -143,11 +143,15 @@ def _check_common(place):
 
 
 def read_small(path, nofollow=False):
+    """The start of a small file git wrote, or None. Opened without blocking and read only
+    when it is a plain file: a fifo planted in its place would hold the daemon's loop."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | (os.O_NOFOLLOW if nofollow else 0))
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | (os.O_NOFOLLOW if nofollow else 0))
     except OSError:
         return None
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
         return os.fsdecode(os.read(fd, MAX_LINK_BYTES))
     except OSError:
         return None

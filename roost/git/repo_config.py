@@ -21,6 +21,7 @@ jail has no such gap.
 import hashlib
 import os
 import secrets
+import stat
 
 from roost.git import process
 
@@ -106,13 +107,21 @@ def _remember(cache, key, value):
 
 
 def _read(path):
+    """A config file's bytes (b"" when there is none). Opened without blocking and read
+    only when it is a plain file: a fifo planted there (`.gitmodules` is a worktree's
+    file) would hold the daemon's loop."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_CONFIG + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
         return b""
     except OSError as error:
         raise ConfigError(f"{path} cannot be read: {error.strerror}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigError(f"{path} is not a plain file")
+        data = os.read(fd, MAX_CONFIG + 1)
+    finally:
+        os.close(fd)
     if len(data) > MAX_CONFIG:
         raise ConfigError(f"{path} is larger than {MAX_CONFIG} bytes")
     return data
