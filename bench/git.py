@@ -135,16 +135,21 @@ def jail_costs(repo, path):
     from roost.git import command, jail
 
     place = roost_git_checkout(repo, path)
-    status = ["--no-optional-locks", "status", "--porcelain=v1", "-z"]
-    merge_tree = ["merge-tree", "--write-tree", "--name-only", "main", "work"]
-    figures = {}
-    for mode in ("jailed", "settings"):
-        command._jails = jail.Jails()
-        if mode == "settings":
-            command._jails.works = False
-        figures[mode] = {"status_ms": _median_ms(lambda: command.run(status, place), READ_RUNS),
-                         "merge_tree_ms": _median_ms(lambda: command.run(merge_tree, repo.root), READ_RUNS)}
-    return figures
+    runs = {"status_ms": (["--no-optional-locks", "status", "--porcelain=v1", "-z"], place),
+            "merge_tree_ms": (["merge-tree", "--write-tree", "--name-only", "main", "work"], repo.root)}
+    jailed, alone = jail.Jails(), jail.Jails()
+    alone.works = False
+    times = {mode: {key: [] for key in runs} for mode in ("jailed", "settings")}
+    for round_number in range(READ_RUNS + 1):       # the modes alternate, run by run
+        for mode, jails in (("jailed", jailed), ("settings", alone)):
+            command._jails = jails
+            for key, (args, cwd) in runs.items():
+                started = time.perf_counter()
+                command.run(args, cwd)
+                if round_number:                    # the first round warms the caches
+                    times[mode][key].append((time.perf_counter() - started) * 1000)
+    return {mode: {key: round(statistics.median(values), 3) for key, values in by_key.items()}
+            for mode, by_key in times.items()}
 
 
 def roost_git_checkout(repo, path):

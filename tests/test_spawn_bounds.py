@@ -65,8 +65,8 @@ def test_a_tree_s_spawned_jobs_are_removed_with_its_root(daemon):
     assert row(daemon, grandchild) is not None and row(daemon, ended) is not None
     tree = (ended, grandchild)
     daemon.call("rm", id=root)
-    wait_for(lambda: all(row(daemon, job_id) is None for job_id in tree), timeout=30,
-             what="the tree's jobs removed with its root")
-    for job_id in (root, *tree):
-        assert not os.path.exists(os.path.join(daemon.home, "jobs", job_id))
+    # each row goes first, then its directory (removed off the daemon's loop)
+    wait_for(lambda: all(row(daemon, job_id) is None and not os.path.exists(os.path.join(daemon.home, "jobs", job_id))
+                         for job_id in (root, *tree)), timeout=30,
+             what="the tree's jobs, rows and directories, removed with its root")
     assert row(daemon, stranger) is not None
