@@ -123,9 +123,9 @@ def _table(lines, width):
     rows = [_cells(line) for line in lines if not re.fullmatch(r"\s*\|?[\s:|-]+\|?\s*", line)]
     if not rows:
         return []
-    header, body = rows[0], rows[1:]
     columns = max(len(row) for row in rows)
     rows = [row + [""] * (columns - len(row)) for row in rows]
+    header, body = rows[0], rows[1:]
     widths = [max(len(row[i]) for row in rows) for i in range(columns)]
     if 2 + sum(widths) + 2 * (columns - 1) <= width:
         out = []
