@@ -98,9 +98,10 @@ def test_in_a_terminal_the_page_goes_through_the_pager(home, tmp_path):
     paged = tmp_path / "paged.txt"
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 60, 0, 0))
-    env = {**os.environ, "ROOST_HOME": home, "PYTHONPATH": ROOT, "PAGER": f"sh -c 'cat > {paged}.tmp && "
-           f"mv {paged}.tmp {paged}'"}
+    env = {**os.environ, "ROOST_HOME": home, "PYTHONPATH": ROOT, "PAGER": f"sh -c 'echo \"$LESS\" > {paged}.less; "
+           f"cat > {paged}.tmp && mv {paged}.tmp {paged}'"}
     env.pop("NO_COLOR", None)
+    env.pop("LESS", None)
     process = subprocess.Popen([PYTHON, "-m", "roost", "help", "limits"], env=env, stdin=slave, stdout=slave,
                                stderr=slave, cwd="/")
     os.close(slave)
@@ -110,6 +111,7 @@ def test_in_a_terminal_the_page_goes_through_the_pager(home, tmp_path):
     finally:
         os.close(master)
     text = paged.read_text()
+    assert (tmp_path / "paged.txt.less").read_text() == "FRX\n", "less shows the bold headings, the page stays"
     assert text.startswith("\x1b[1mUsage limits and recovery\x1b[0m\n=========================\n")
     body = [line for line in text.splitlines() if not line.startswith("    ")]    # code is not wrapped
     assert max(len(line) for line in body) < 60

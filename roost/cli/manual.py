@@ -274,7 +274,9 @@ def show(text, stdout, env, to_a_terminal):
 
     try:
         stdout.flush()
-        pager = subprocess.Popen(argv, stdin=subprocess.PIPE, env=dict(env))
+        # less (or a $PAGER of `less`) shows the bold headings, quits when the page fits
+        # and leaves it on the screen, unless the user's LESS says otherwise (as git does).
+        pager = subprocess.Popen(argv, stdin=subprocess.PIPE, env={"LESS": "FRX", **env})
     except OSError:
         stdout.write(text)
         return
