@@ -6,7 +6,7 @@ is read, not declared anywhere. So this follows the values, as a reader would:
 
 - **the file itself** is any value named `config`, `_config` or `settings_value` (the
   daemon's `services.config`, a `Config`, the parsed file the CLI or a helper is handed),
-  and what `.current()` gives of it;
+  what `.current()` gives of it, and `self` in roost.config's `Config`;
 - **a section** is what `.get("key")` or `["key"]` gives of the file or of a section
   (`notify`, then `notify.command`); a name assigned one (`given = config.get("concierge")`),
   a parameter handed one (`Settings(config.get("notify"))`, in this module or another of
@@ -32,6 +32,9 @@ import re
 
 ROOT_NAMES = frozenset({"config", "_config", "settings_value"})
 CONVENTIONS = {"profile": "agentProfiles.<name>", "term": "agentProfiles.<name>.term"}
+# Classes whose `self` is the file: roost.config's Config, whose methods read a key they
+# are handed (`config.positive("prepareHoldMs", ...)`: the key is read where it is named).
+FILE_CLASSES = {"roost.config": ("Config",)}
 # Sections that reach a function over the wire, where no call can be followed:
 # (module, function) -> {parameter: section}.
 OVER_THE_WIRE = {
@@ -102,7 +105,7 @@ class _Function:
         self.module = module
         self.qualname = qualname
         self.node = node
-        self.params = params                      # name -> {("section", s) | ("key", k)}
+        self.params = params          # name -> {("section", s, None) | ("key", k, where the call is)}
         self.local = collections.defaultdict(set)  # name -> sections assigned to it here
         self.loops = {}                           # loop name -> the strings it runs over
 
@@ -110,8 +113,8 @@ class _Function:
         """The sections `node` may hold (an empty set: none)."""
         if isinstance(node, ast.Name):
             found = set(self.local.get(node.id, ()))
-            found |= {value for kind, value in self.params.get(node.id, ()) if kind == "section"}
-            if node.id in ROOT_NAMES:
+            found |= {value for kind, value, _ in self.params.get(node.id, ()) if kind == "section"}
+            if node.id in ROOT_NAMES or (node.id == "self" and self.qualname.split(".")[0] in self.file_classes()):
                 found.add(FILE)
             if not found and node.id in CONVENTIONS:
                 found.add(CONVENTIONS[node.id])
@@ -124,12 +127,12 @@ class _Function:
                     and _terminal_name(func.value) in ROOT_NAMES:
                 return {FILE}
             if isinstance(func, ast.Attribute) and func.attr == "get" and node.args:
-                return {_join(s, k) for s in self.sections(func.value) for k in self.keys(node.args[0])}
+                return {_join(s, k) for s in self.sections(func.value) for k, _ in self.keys(node.args[0])}
             if isinstance(func, ast.Name) and func.id == "dict" and len(node.args) == 1:
                 return self.sections(node.args[0])
             return set()
         if isinstance(node, ast.Subscript):
-            return {_join(s, k) for s in self.sections(node.value) for k in self.keys(node.slice)}
+            return {_join(s, k) for s in self.sections(node.value) for k, _ in self.keys(node.slice)}
         if isinstance(node, ast.IfExp):
             return self.sections(node.body) | self.sections(node.orelse)
         if isinstance(node, ast.BoolOp):
@@ -137,17 +140,21 @@ class _Function:
         return set()
 
     def keys(self, node):
-        """The strings a key expression may be."""
+        """The strings a key expression may be, each with where it was written when that
+        is a call's argument (None: here)."""
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            return {node.value}
+            return {(node.value, None)}
         if isinstance(node, ast.Name):
             if node.id in self.loops:
-                return set(self.loops[node.id])
+                return {(key, None) for key in self.loops[node.id]}
             if node.id in self.params:
-                return {value for kind, value in self.params[node.id] if kind == "key"}
+                return {(value, where) for kind, value, where in self.params[node.id] if kind == "key"}
             if node.id in self.module.constants and len(self.module.constants[node.id]) == 1:
-                return set(self.module.constants[node.id])
+                return {(self.module.constants[node.id][0], None)}
         return set()
+
+    def file_classes(self):
+        return FILE_CLASSES.get(self.module.dotted, ())
 
     def _loop(self, target, iterable):
         if not isinstance(target, ast.Name):
@@ -182,8 +189,8 @@ class _Function:
 
     def _read(self, holder, key, node):
         for section in self.sections(holder):
-            for name in self.keys(key):
-                self.scanner.found[_join(section, name)].add(f"{self.module.path}:{node.lineno}")
+            for name, where in self.keys(key):
+                self.scanner.found[_join(section, name)].add(where or f"{self.module.path}:{node.lineno}")
 
     def _follow(self, call):
         """Hand a called function of roost's the sections and strings it is given."""
@@ -195,9 +202,9 @@ class _Function:
         handed = list(zip(names, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg in names]
         given = {}
         for name, value in handed:
-            values = {("section", s) for s in self.sections(value)}
+            values = {("section", s, None) for s in self.sections(value)}
             if isinstance(value, ast.Constant) and isinstance(value.value, str) and _IDENTIFIER.match(value.value):
-                values.add(("key", value.value))
+                values.add(("key", value.value, f"{self.module.path}:{call.lineno}"))
             if values:
                 given[name] = values
         if given:
@@ -275,7 +282,7 @@ class Scanner:
         """{key: {"path:line", ...}} of every key read."""
         for (dotted, qualname), params in OVER_THE_WIRE.items():
             if dotted in self.modules:
-                self._handed[(dotted, qualname)] = {name: {("section", s)} for name, s in params.items()}
+                self._handed[(dotted, qualname)] = {name: {("section", s, None)} for name, s in params.items()}
         for module in self.modules.values():
             for qualname in module.functions:
                 self._queue.append((module, qualname))
