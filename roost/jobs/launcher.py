@@ -9,7 +9,7 @@ import os
 import gevent.event
 
 from roost import args as read
-from roost.errors import RoostError, bad_request
+from roost.errors import UNAUTHORIZED, UNSUPPORTED, RoostError, bad_request
 from roost.jobs import launch as launching
 from roost.jobs import builtin_profiles, profiles, sessions
 from roost.term.screen.screen import MAX_SIZE
@@ -24,7 +24,7 @@ def read_dispatch(args, config):
     what cannot be run with bad_request, `kind: "pi"` with unsupported."""
     kind = read.choice(args, "kind", ("pi", "shell"), default="shell")
     if kind == "pi":
-        raise RoostError("unsupported", "kind \"pi\" is not supported by this daemon yet: "
+        raise RoostError(UNSUPPORTED, "kind \"pi\" is not supported by this daemon yet: "
                                         "run an agent from a profile, or a command as kind \"shell\"")
     cwd = read.text(args, "cwd", min_length=1)
     if not os.path.isabs(cwd):
@@ -138,7 +138,7 @@ class Launcher:
         fields, launch, type_task = read_dispatch(args, self.config.current())
         if launch["person"] and not by_person:
             if args.get("person"):
-                raise RoostError("unauthorized", "only the person's own dispatch may make a job the person's shell")
+                raise RoostError(UNAUTHORIZED, "only the person's own dispatch may make a job the person's shell")
             launch["person"] = False
             fields.pop("person", None)
         fields.update(extra or {})

@@ -11,7 +11,7 @@ inline on the reading greenlet, which is what makes pipelined pings fast.
 
 import importlib
 
-from roost.errors import RoostError, bad_request
+from roost.errors import UNSUPPORTED, RoostError, bad_request
 from roost.ops import callers
 
 OPS = {}
@@ -48,7 +48,7 @@ def run(services, session, op_name, args):
         inside = session.inside.describe() if session.inside is not None else None
         callers.check(op_name, session.caller, args, inside)
     if fn is None:
-        raise RoostError("unsupported", f"this roost does not offer {op_name} yet")
+        raise RoostError(UNSUPPORTED, f"this roost does not offer {op_name} yet")
     return fn(Call(services, session, op_name, args))
 
 

@@ -9,7 +9,7 @@ not the screen, own the row.
 import hmac
 
 from roost import codec
-from roost.errors import RoostError
+from roost.errors import BAD_REQUEST, NOT_FOUND, UNAUTHORIZED, RoostError
 from roost.jobs.launch import RESERVED_NAMES, fold_name
 from roost.ops import args as read
 from roost.ops import callers, op
@@ -39,9 +39,9 @@ def job_for(call):
     token = read.text(call.args, "token")
     job = call.services.jobs.get(job_id)
     if job is None:
-        raise RoostError("not_found", f"no job {job_id}")
+        raise RoostError(NOT_FOUND, f"no job {job_id}")
     if not hmac.compare_digest(token.encode("utf-8"), job.token.encode("utf-8")):
-        raise RoostError("unauthorized", "this token is not the job's: stop speaking for it")
+        raise RoostError(UNAUTHORIZED, "this token is not the job's: stop speaking for it")
     return job
 
 
@@ -49,7 +49,7 @@ def _cut(value, field):
     if value is None:
         return None
     if not isinstance(value, str):
-        raise RoostError("bad_request", f"report.{field} must be a string or null")
+        raise RoostError(BAD_REQUEST, f"report.{field} must be a string or null")
     if field == "name":
         return fold_name(value)   # one line, at most 200 (like rename)
     return value[:LIMITS[field]]
@@ -59,7 +59,7 @@ def _enum(value, field, options):
     if value is None:
         return None
     if value not in options:
-        raise RoostError("bad_request", f"report.{field} must be one of {', '.join(options)} or null")
+        raise RoostError(BAD_REQUEST, f"report.{field} must be one of {', '.join(options)} or null")
     return value
 
 
@@ -67,10 +67,10 @@ def row_fields(report):
     """The row's fields from a report: checked, cut to the spec's limits, null-filled."""
     state = report.get("state")
     if state not in STATES:
-        raise RoostError("bad_request", f"report.state must be one of {', '.join(STATES)}")
+        raise RoostError(BAD_REQUEST, f"report.state must be one of {', '.join(STATES)}")
     choices = report.get("choices") or []
     if not isinstance(choices, list) or not all(isinstance(choice, str) for choice in choices):
-        raise RoostError("bad_request", "report.choices must be a list of strings")
+        raise RoostError(BAD_REQUEST, "report.choices must be a list of strings")
     fields = {
         "status": _enum(report.get("status"), "status", STATUSES),
         "waitingFor": _enum(report.get("waitingFor"), "waitingFor", WAITING_FOR),
@@ -94,10 +94,10 @@ def _info(value, field):
     if not isinstance(value, dict):
         return None
     if _depth(value) > MAX_INFO_DEPTH:
-        raise RoostError("bad_request", f"report.{field} nests deeper than {MAX_INFO_DEPTH} levels")
+        raise RoostError(BAD_REQUEST, f"report.{field} nests deeper than {MAX_INFO_DEPTH} levels")
     size = len(codec.encode(value))
     if size > MAX_INFO_BYTES:
-        raise RoostError("bad_request", f"report.{field} is {size} bytes as JSON: at most {MAX_INFO_BYTES}")
+        raise RoostError(BAD_REQUEST, f"report.{field} is {size} bytes as JSON: at most {MAX_INFO_BYTES}")
     return value
 
 
@@ -116,7 +116,7 @@ def report(call):
     snapshot = read.mapping(call.args, "report")
     state, fields = row_fields(snapshot)
     if not job.speaks:
-        raise RoostError("unauthorized", f"job {job.id} has ended: stop speaking for it")
+        raise RoostError(UNAUTHORIZED, f"job {job.id} has ended: stop speaking for it")
     session = call.session
     if session.hello is not None:
         fields["capabilities"] = session.capabilities

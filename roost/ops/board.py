@@ -5,7 +5,7 @@ workspace?}."""
 
 from roost.board import path_claims
 from roost.board.actions import Actor, project_of
-from roost.errors import RoostError
+from roost.errors import BAD_REQUEST, UNAUTHORIZED, UNSUPPORTED, RoostError
 from roost.ops import args as read
 from roost.ops import callers, op
 
@@ -21,7 +21,7 @@ def actor_of(call):
         return Actor("user")
     peer = call.services.directory.of_session(session)
     if peer.job is not None and not peer.job.speaks:
-        raise RoostError("unauthorized", f"job {peer.id} has ended: it speaks for no one")
+        raise RoostError(UNAUTHORIZED, f"job {peer.id} has ended: it speaks for no one")
     return Actor("session", peer, project_of(peer.cwd, call.services.board.tasks))
 
 
@@ -42,9 +42,9 @@ MAX_AFTER = 50     # tasks a task may wait on
 def _add(call, actor):
     after = call.args.get("after") or []
     if not isinstance(after, list):
-        raise RoostError("bad_request", "after must be a list of task ids")
+        raise RoostError(BAD_REQUEST, "after must be a list of task ids")
     if len(after) > MAX_AFTER:
-        raise RoostError("bad_request", f"after names at most {MAX_AFTER} tasks ({len(after)} given)")
+        raise RoostError(BAD_REQUEST, f"after names at most {MAX_AFTER} tasks ({len(after)} given)")
     ids = [read.integer({"id": item}, "id", minimum=1, digits_ok=True) for item in after]
     paths = path_claims.check_globs(call.args["paths"]) if call.args.get("paths") is not None else None
     task = call.services.board_actions.add(actor, read.text(call.args, "title", min_length=1, trim=True,
@@ -90,7 +90,7 @@ def task(call):
     action = call.args["action"]       # checked by roost.ops.callers
     handler = PLAIN_ACTIONS.get(action) or WORKSPACE_ACTIONS.get(action)
     if handler is None:
-        raise RoostError("unsupported", f"this roost does not offer task {action} yet")
+        raise RoostError(UNSUPPORTED, f"this roost does not offer task {action} yet")
     result = handler(call, actor)
     result.setdefault("tasks", call.services.board_actions.visible(actor))
     return result

@@ -12,7 +12,7 @@ fails closed: an op without a row here is refused to every caller, and an op tha
 not name In a job in its row is refused to it.
 """
 
-from roost.errors import RoostError
+from roost.errors import BAD_REQUEST, UNAUTHORIZED, RoostError
 
 PERSON = "person"
 UNREGISTERED = "unregistered"
@@ -144,7 +144,7 @@ def check(op_name, caller, args=None, inside=None):
     for In a job, which job (its text names it)."""
     rule = REFUSED.get(op_name)
     if rule is None:
-        raise RoostError("unauthorized", f"{op_name} has no rule for who may call it: refused")
+        raise RoostError(UNAUTHORIZED, f"{op_name} has no rule for who may call it: refused")
     code = _refusal(rule, caller)
     if code is not None:
         raise _refused(code, op_name, caller, inside)
@@ -154,7 +154,7 @@ def check(op_name, caller, args=None, inside=None):
     action = (args or {}).get("action")
     rule = actions.get(action) if isinstance(action, str) else None
     if rule is None:
-        raise RoostError("bad_request", f"{op_name} takes an action: one of {', '.join(sorted(actions))}")
+        raise RoostError(BAD_REQUEST, f"{op_name} takes an action: one of {', '.join(sorted(actions))}")
     code = _refusal(rule, caller)
     if code is not None:
         raise _refused(code, f"{op_name} {action}", caller, inside)

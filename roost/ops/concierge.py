@@ -3,7 +3,7 @@ person's; `concierge-say`, `-policy`, `-suggest`, `-reply` and `-act` on the con
 own connection (roost.ops.callers says who may call which). The desk
 (`call.services.concierge`) does the work; the policy is checked there, by the daemon."""
 
-from roost.errors import RoostError, bad_request
+from roost.errors import UNAUTHORIZED, UNSUPPORTED, RoostError, bad_request
 from roost.ops import args as read
 from roost.ops import callers, op
 
@@ -15,7 +15,7 @@ def _concierge(call):
     """The concierge's job, which this connection speaks for."""
     job = call.services.jobs.get(call.session.job_id)
     if job is None or job.record.get("role") != "concierge":
-        raise RoostError("unauthorized", "this connection does not speak for the concierge")
+        raise RoostError(UNAUTHORIZED, "this connection does not speak for the concierge")
     return job
 
 
@@ -106,7 +106,7 @@ def concierge_order(call):
         order = orders.remove(call.args.get("id"), "concierge" if by_concierge else "user")
     elif action == "applied":
         if not by_concierge:
-            raise RoostError("unsupported", "applied is the concierge's: it marks what it did")
+            raise RoostError(UNSUPPORTED, "applied is the concierge's: it marks what it did")
         order = orders.applied(call.args.get("id"), call.args.get("text"), concierge.id)
     result = {"orders": orders.listed()}
     if order is not None:

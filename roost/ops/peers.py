@@ -8,7 +8,7 @@ token, which lets it take part without a report, so that job's row is still read
 its screen.
 """
 
-from roost.errors import RoostError
+from roost.errors import BAD_REQUEST, UNAUTHORIZED, UNSUPPORTED, RoostError
 from roost.jobs.launch import fold_name
 from roost.ops import args as read
 from roost.ops import callers, op
@@ -26,7 +26,7 @@ def _asker(call):
 def speak_for(call):
     job = job_for(call)
     if not job.speaks:
-        raise RoostError("unauthorized", f"job {job.id} has ended: it speaks for no one")
+        raise RoostError(UNAUTHORIZED, f"job {job.id} has ended: it speaks for no one")
     call.session.identify(caller_of(job), job.id)
     return {"id": job.id, "name": job.name}
 
@@ -37,11 +37,11 @@ def peer_register(call):
     cwd = read.text(call.args, "cwd", min_length=1)
     if "\0" in cwd or not cwd.startswith("/"):
         # Its project is found from it (the board's actions): a path the OS can take.
-        raise RoostError("bad_request", f"cwd must be an absolute path, not {cwd!r}")
+        raise RoostError(BAD_REQUEST, f"cwd must be an absolute path, not {cwd!r}")
     pid = read.integer(call.args, "pid", minimum=1)
     session_file = read.text(call.args, "session", default=None)
     if call.session.caller == callers.SESSION and call.session.job_id:
-        raise RoostError("bad_request", "this connection already speaks for a job")
+        raise RoostError(BAD_REQUEST, "this connection already speaks for a job")
     peer_id = call.services.directory.register(call.session, name, cwd, pid, session_file)
     call.session.identify(callers.SESSION)
     return {"id": peer_id}
@@ -72,7 +72,7 @@ def spawn(call):
     agent does not spawn: its children would have no panel to show in."""
     asker = _asker(call)
     if asker.job is not None and asker.job.protocol:
-        raise RoostError("unsupported", "a protocol agent does not spawn sessions")
+        raise RoostError(UNSUPPORTED, "a protocol agent does not spawn sessions")
     launch = read.mapping(call.args, "launch")
     return call.services.launcher.launch(launch, extra={"parentSession": asker.id, "rootSession": asker.root})
 
@@ -81,7 +81,7 @@ def spawn(call):
 def handback(call):
     asker = _asker(call)
     if asker.job is None:
-        raise RoostError("unsupported", "handback is a spawned job's: a foreground session has no parent here")
+        raise RoostError(UNSUPPORTED, "handback is a spawned job's: a foreground session has no parent here")
     state = read.choice(call.args, "state", HANDBACK_STATES)
     parts = [read.text(call.args, name, default=None, typed=name) for name in ("result", "question", "error")]
     text = " ".join(part.strip() for part in parts if part and part.strip())[:HANDBACK_TEXT]
@@ -92,6 +92,6 @@ def handback(call):
 def peer_ack(call):
     asker = _asker(call)
     if asker.job is not None:
-        raise RoostError("unsupported", "peer_ack is a foreground session's (a job acks with ack)")
+        raise RoostError(UNSUPPORTED, "peer_ack is a foreground session's (a job acks with ack)")
     call.services.messenger.foreground_ack(asker, read.text(call.args, "ref", min_length=1))
     return {}

@@ -15,7 +15,7 @@ import time
 
 import gevent
 
-from roost.errors import RoostError, bad_request
+from roost.errors import UNSUPPORTED, RoostError, bad_request
 from roost.ops import args as read
 from roost.ops import op
 from roost.term.keys import UnknownKey
@@ -131,7 +131,7 @@ def attach(call):
             gevent.sleep(0.02)
     terminal = job.terminal
     if not _live(terminal):
-        raise RoostError("unsupported", f"job {job.id} has no live terminal (it has ended); "
+        raise RoostError(UNSUPPORTED, f"job {job.id} has no live terminal (it has ended); "
                                         "respawn it to attach")
     session = call.session
     earlier = session.attachments.get(job.id)
@@ -189,7 +189,7 @@ def send_keys(call):
         raise bad_request(f"keys must name 1 to {MAX_KEYS} keys")
     terminal = job.terminal
     if not _live(terminal):
-        raise RoostError("unsupported", f"job {job.id} has no live terminal (it has ended)")
+        raise RoostError(UNSUPPORTED, f"job {job.id} has no live terminal (it has ended)")
     into = "dialog" if shows_dialog(terminal.reading) else None
     try:
         taken = terminal.send_keys(names)

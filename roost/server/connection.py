@@ -20,7 +20,7 @@ import gevent
 import gevent.event
 
 from roost import codec
-from roost.errors import RoostError
+from roost.errors import BAD_REQUEST, INTERNAL, RoostError
 from roost.framing import MAX_LINE, LineReader, LineTooLong
 from roost.ops import QUICK
 from roost.ops.session import Session
@@ -190,7 +190,7 @@ class Connection:
 
     def _too_long(self):
         log.warning("a request line over %d bytes: connection closed", MAX_LINE)
-        self._send(error_line(None, RoostError("bad_request", "request line over 4 MiB")))
+        self._send(error_line(None, RoostError(BAD_REQUEST, "request line over 4 MiB")))
         self.flush(1)
 
     def _take(self, line):
@@ -231,7 +231,7 @@ class Connection:
             line = error_line(request_id, error)
         except Exception:
             log.exception("op %s failed", op_name)
-            line = error_line(request_id, RoostError("internal", f"{op_name} failed inside the daemon (see daemon.log)"))
+            line = error_line(request_id, RoostError(INTERNAL, f"{op_name} failed inside the daemon (see daemon.log)"))
         self._send(line)
 
 
@@ -240,20 +240,20 @@ def _parse(line):
     try:
         request = codec.decode(line)
     except (ValueError, UnicodeDecodeError) as error:
-        return None, None, None, RoostError("bad_request", f"not a JSON request line: {error}")
+        return None, None, None, RoostError(BAD_REQUEST, f"not a JSON request line: {error}")
     if not isinstance(request, dict):
-        return None, None, None, RoostError("bad_request", "a request is a JSON object")
+        return None, None, None, RoostError(BAD_REQUEST, "a request is a JSON object")
     request_id = request.get("id")
     if isinstance(request_id, (dict, list)):
         request_id = None
     op_name = request.get("op")
     if not isinstance(op_name, str) or not op_name:
-        return request_id, None, None, RoostError("bad_request", "op must be a non-empty string")
+        return request_id, None, None, RoostError(BAD_REQUEST, "op must be a non-empty string")
     args = request.get("args")
     if args is None:
         args = {}
     elif not isinstance(args, dict):
-        return request_id, None, None, RoostError("bad_request", "args must be an object")
+        return request_id, None, None, RoostError(BAD_REQUEST, "args must be an object")
     return request_id, op_name, args, None
 
 
