@@ -114,6 +114,16 @@ def _check(value, finite_too, strings_too):
             stack.extend((child, depth + 1) for child in children)
 
 
+def unholdable(value):
+    """Why `value` (decoded by the standard library from a line `decode` refused) cannot
+    be held as roost holds a request's values, or None when it can."""
+    try:
+        _check(value, True, True)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
 def _check_unicode(text):
     try:
         text.encode("utf-8")

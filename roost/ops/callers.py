@@ -19,6 +19,7 @@ UNREGISTERED = "unregistered"
 SESSION = "session"
 CONCIERGE = "concierge"
 IN_JOB = "in a job"
+EVERYONE = (PERSON, UNREGISTERED, SESSION, CONCIERGE, IN_JOB)
 
 # A row allows In a job only when it says so (None): rows that do not name it refuse it.
 _IN_JOB_REFUSED = "unauthorized"
@@ -123,10 +124,14 @@ _WHO = {PERSON: "a person's connection", UNREGISTERED: "an agent's connection be
         IN_JOB: "a process inside a job"}
 
 
-def _refusal(rule, caller):
+def refusal(rule, caller):
+    """The code `rule` refuses `caller` with, or None when it may call."""
     if caller == IN_JOB:
         return rule.get(IN_JOB, _IN_JOB_REFUSED)
     return rule.get(caller)
+
+
+_refusal = refusal
 
 
 def _refused(code, what, caller, inside):
@@ -164,9 +169,8 @@ def _free_to_call():
     """(op, caller) pairs the table lets through whatever the args: the ops without
     actions, for each caller their row does not refuse. Made once from the table, so
     `allowed` answers a request with one set lookup."""
-    everyone = (PERSON, UNREGISTERED, SESSION, CONCIERGE, IN_JOB)
     return frozenset((op_name, caller) for op_name, rule in REFUSED.items() if op_name not in ACTIONS
-                     for caller in everyone if _refusal(rule, caller) is None)
+                     for caller in EVERYONE if _refusal(rule, caller) is None)
 
 
 FREE = _free_to_call()
