@@ -27,11 +27,11 @@ def code_literals(source, path="<planted>"):
         name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
         if name not in MADE_WITH_A_CODE:
             continue
-        first = node.args[0]
-        if isinstance(first, ast.Constant):
-            found.append((path, node.lineno, f"{name}({first.value!r}, ...): use roost.errors' constant"))
-        elif isinstance(first, ast.Name) and first.id.isupper() and first.id not in vars(errors):
-            found.append((path, node.lineno, f"{name}({first.id}, ...): not a code of roost.errors"))
+        for part in ast.walk(node.args[0]):
+            if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                found.append((path, node.lineno, f"{name}({part.value!r}, ...): use roost.errors' constant"))
+            elif isinstance(part, ast.Name) and part.id.isupper() and part.id not in vars(errors):
+                found.append((path, node.lineno, f"{name}({part.id}, ...): not a code of roost.errors"))
     return found
 
 
@@ -50,8 +50,9 @@ def test_every_error_is_made_with_a_code_of_the_closed_set():
 
 
 def test_a_planted_code_written_as_a_string_breaks_the_rule():
-    planted = 'raise RoostError("nope", "x")\nraise Skipped("busy", "y")\nraise RoostError(WHATEVER, "z")\n'
-    assert [line for _, line, _ in code_literals(planted)] == [1, 2, 3]
+    planted = ('raise RoostError("nope", "x")\nraise Skipped("busy", "y")\nraise RoostError(WHATEVER, "z")\n'
+               'raise RoostError(BUSY if x else "internal", "w")\n')
+    assert [line for _, line, _ in code_literals(planted)] == [1, 2, 3, 4]
     assert code_literals("from roost.errors import BUSY\nraise RoostError(BUSY, 'x')\nraise RoostError(code, 'y')\n") == []
 
 

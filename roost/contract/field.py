@@ -1,5 +1,7 @@
 """What every type of roost.contract has: required or not, its default, null."""
 
+import copy
+
 MAX_INTEGER = 2 ** 63 - 1     # no number of the protocol needs more (roost.codec)
 
 
@@ -28,6 +30,17 @@ class Field:
         self.default = default
         self.nullable = nullable
         self.lenient = lenient
+
+    def but(self, **changes):
+        """A copy with other settings: `default=None`, `optional=True`, `doc=...`."""
+        changed = copy.copy(self)
+        if changes.pop("optional", False) and changes.get("default", self.default) is REQUIRED:
+            changes["default"] = None
+        for name, value in changes.items():
+            if not hasattr(changed, name):
+                raise TypeError(f"{type(self).__name__} has no {name}")
+            setattr(changed, name, value)
+        return changed
 
     @property
     def required(self):

@@ -11,7 +11,7 @@ import os
 
 import gevent
 
-from roost.errors import BAD_REQUEST, BUSY, RoostError
+from roost.errors import BAD_REQUEST, BUSY, INTERNAL, RoostError
 from roost.jobs import builtin_profiles, launch, limits, processes, sessions
 from roost.jobs.record import END_STATES, LIVE_STATES, now_ms
 from roost.jobs.run_end import MAX_QUICK_DEATHS, QUICK_DEATH_MS, RunEnds, recorded_exit
@@ -106,7 +106,7 @@ class JobRunner:
             else:
                 self.registry.move(job, "ended", state="failed", error=str(error), endedAt=now_ms(), pid=None)
             # A program that cannot run is the caller's to fix; a keeper out of reach is ours.
-            raise RoostError(BAD_REQUEST if isinstance(error, KeeperRefused) else "internal", str(error))
+            raise RoostError(BAD_REQUEST if isinstance(error, KeeperRefused) else INTERNAL, str(error))
         if self.pty_error == KEEPER_LOST:
             self.pty_error = None      # a new keeper serves
         return spawned
