@@ -7,17 +7,20 @@ from roost.errors import bad_request
 
 class ListOf(Field):
     """A list of `item`s. `what`: how a refusal names the list ("a list of task ids");
-    `max_items` with `too_many` (its refusal, formatted with `max` and `given`);
-    `drop_others`: items not of the type are left out rather than refused."""
+    `max_items` with `too_many` (its refusal, formatted with `max` and `given`), or
+    `cut`: the items past `max_items` are left out; `drop_others`: items not of the type
+    are left out rather than refused."""
 
     plural = "lists"
 
-    def __init__(self, item, doc=None, what=None, max_items=None, too_many=None, drop_others=False, **kwargs):
+    def __init__(self, item, doc=None, what=None, max_items=None, too_many=None, cut=False, drop_others=False,
+                 **kwargs):
         super().__init__(doc, **kwargs)
         self.item = item
         self.what = what or f"a list of {item.plural}"
         self.max_items = max_items
         self.too_many = too_many
+        self.cut = cut
         self.drop_others = drop_others
 
     def is_of(self, value):
@@ -26,7 +29,7 @@ class ListOf(Field):
     def check(self, value, name):
         if not isinstance(value, list):
             raise bad_request(f"{name} must be {self.what}")
-        if self.max_items is not None and len(value) > self.max_items:
+        if self.max_items is not None and len(value) > self.max_items and not self.cut:
             raise bad_request((self.too_many or "{name} holds at most {max} ({given} given)").format(
                 name=name, max=self.max_items, given=len(value)))
         checked = []
@@ -36,7 +39,7 @@ class ListOf(Field):
                     continue
                 raise bad_request(f"{name} must be {self.what}")
             checked.append(self.item.check(item, f"{name}[{index}]"))
-        return checked
+        return checked[:self.max_items] if self.cut else checked
 
     def problems(self, value, where):
         found = super().problems(value, where)
@@ -53,7 +56,8 @@ class ListOf(Field):
         return _grouped(self.item.typescript()) + "[]"
 
     def limit(self):
-        words = [f"<= {self.max_items} items"] if self.max_items is not None else []
+        words = [f"<= {self.max_items} items" + (" (more are cut)" if self.cut else "")] \
+            if self.max_items is not None else []
         if self.item.limit():
             words.append(f"each {self.item.limit()}")
         if self.drop_others:
