@@ -5,20 +5,22 @@ import re
 
 from roost import controls
 from roost.contract.field import MAX_INTEGER, Field
-from roost.errors import bad_request
+from roost.errors import BAD_REQUEST, RoostError, bad_request
 
 
 class Text(Field):
     """A string. `typed` (the words that name it, e.g. "reply text"): it will be typed
     into a terminal, so a control character in it is refused (issue 16). `cut`: longer
-    is cut to `max_length` rather than refused. `pattern` (a regular expression the whole
+    is cut to `max_length` rather than refused; `over`: the code of that refusal (the
+    spec's `too_long` for a message; bad_request else). `pattern` (a regular expression the whole
     value matches) with `pattern_text`, what the refusal says."""
 
     plural = "strings"
 
     def __init__(self, doc=None, min_length=0, max_length=None, cut=False, trim=False, typed=None,
-                 pattern=None, pattern_text=None, **kwargs):
+                 pattern=None, pattern_text=None, over=BAD_REQUEST, **kwargs):
         super().__init__(doc, **kwargs)
+        self.over = over
         self.min_length = min_length
         self.max_length = max_length
         self.cut = cut
@@ -44,7 +46,7 @@ class Text(Field):
                               f"{name} needs at least {self.min_length} characters")
         if self.max_length is not None and len(value) > self.max_length:
             if not self.cut:
-                raise bad_request(f"{name} is at most {self.max_length} characters ({len(value)} given)")
+                raise RoostError(self.over, f"{name} is at most {self.max_length} characters ({len(value)} given)")
             value = value[:self.max_length]
         if self.pattern is not None and not self.pattern.fullmatch(value):
             raise bad_request(self.pattern_text or f"{name} must match {self.pattern.pattern}")
@@ -64,7 +66,8 @@ class Text(Field):
         if self.trim:
             words.append("(trimmed)")
         if self.max_length is not None:
-            words.append(", longer is cut" if self.cut else ", longer is refused")
+            words.append(", longer is cut" if self.cut else
+                         ", longer is refused" + (f" (`{self.over}`)" if self.over != BAD_REQUEST else ""))
         if self.pattern is not None:
             words.append(f"`{self.pattern.pattern}`")
         if self.typed:
