@@ -142,6 +142,11 @@ class Shape(Field):
         self.open = open
         self.prefix = prefix
 
+    def but(self, **changes):
+        changed = super().but(**changes)
+        changed._plan = None       # made again for the copy (its prefix may differ)
+        return changed
+
     def is_of(self, value):
         return isinstance(value, dict)
 
@@ -153,23 +158,32 @@ class Shape(Field):
     def check_fields(self, given):
         """The arguments an op receives: each field checked, defaults filled in, fields
         the shape does not name left out."""
+        plan = self._plan
+        if plan is None or plan[0] is not self.fields or plan[1] != len(self.fields):
+            plan = self._plan = self._make_plan()
         checked = {}
-        for name, field in self.fields.items():
-            value = given.get(name)
-            if value is not None and field.lenient and not _may_be(field, value):
-                value = None
-            if value is None and not (field.nullable and name in given):
-                default = field.default
-                if default is REQUIRED:
-                    raise bad_request(f"{self.prefix}{name} is required")
-                if default is not LEFT_OUT:
-                    checked[name] = list(default) if isinstance(default, list) else \
-                        dict(default) if isinstance(default, dict) else default
-            elif value is None:
+        get = given.get
+        for name, check, full_name, nullable, lenient, default, copy in plan[2]:
+            value = get(name)
+            if value is not None and (lenient is None or _may_be(lenient, value)):
+                checked[name] = check(value, full_name)
+            elif value is None and nullable and name in given:
                 checked[name] = None
-            else:
-                checked[name] = field.check(value, self.prefix + name)
+            elif default is REQUIRED:
+                raise bad_request(f"{full_name} is required")
+            elif default is not LEFT_OUT:
+                checked[name] = copy(default) if copy is not None else default
         return checked
+
+    _plan = None
+
+    def _make_plan(self):
+        """What check_fields needs of each field, read once: a request's check is on the
+        path of every request."""
+        steps = tuple((name, field.check, self.prefix + name, field.nullable, field if field.lenient else None,
+                       field.default, type(field.default) if isinstance(field.default, (list, dict)) else None)
+                      for name, field in self.fields.items())
+        return self.fields, len(self.fields), steps
 
     def problems(self, value, where):
         found = super().problems(value, where)
