@@ -137,16 +137,15 @@ def op_section(name, row):
     text = summary(row)
     if text:
         lines += ["", text]
-    lines += ["", who_may(callers.REFUSED.get(name, {}))]
+    lines += ["", who_may(row.callers or {})]
     if row.by is not None:
         lines += ["", f"Args: one of these, by `{row.by}`."]
         for action_name, action in row.actions.items():
             lines += ["", f"#### `{name}` {row.by} \"{action_name}\""]
             if action.doc:
                 lines += ["", linked(action.doc)]
-            rule = callers.ACTIONS.get(name, {}).get(action_name)
-            if rule is not None:
-                lines += ["", who_may(rule)]
+            if action.callers is not None:
+                lines += ["", who_may(action.callers)]
             lines += [""] + args_table(action.contract)
             if action.result is not None:
                 lines += ["", "Result:", ""] + result_table(action.result)

@@ -148,6 +148,20 @@ def test_the_op_receives_the_checked_values():
     assert got[0].args == {"n": 3, "word": "hi", "many": False}
 
 
+def test_roost_mcps_tools_send_what_the_rows_take():
+    from roost.mcp_server import tools
+
+    samples = {"string": "x", "integer": 1}
+    for tool in tools.SESSION_TOOLS + tools.CONCIERGE_TOOLS:
+        given = {name: samples[spec["type"]] if "enum" not in spec else spec["enum"][0]
+                 for name, spec in tool.schema.get("properties", {}).items()}
+        sent = tool.args(given)
+        row = ops.ROWS[tool.op]
+        shape = row.actions[sent[row.by]].contract if row.by else row.args
+        assert set(sent) <= set(shape.fields), (tool.name, set(sent) - set(shape.fields))
+        shape.check_fields(sent)        # and the row takes them
+
+
 # -- codes ------------------------------------------------------------------------
 
 def test_every_declared_code_is_of_the_closed_set():

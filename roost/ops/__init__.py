@@ -56,6 +56,13 @@ class Row:
         self.actions = {}             # action -> Action
         self.doc = doc
 
+    @property
+    def callers(self):
+        """Who may call it: {caller: the code it is refused with}, its row of the callers'
+        table (roost.ops.callers REFUSED), which stays there: the CLI reads it without
+        loading the ops."""
+        return callers.REFUSED.get(self.name)
+
     def action_of(self, args):
         """The Action `args` names; bad_request for one this op does not have."""
         action = args.get(self.by)
@@ -96,12 +103,18 @@ class Action:
 
     def __init__(self, args=None, result=None, codes=(), fn=None, doc=None):
         self.name = None
+        self.op = None
         self.args = _shape(args) or NO_ARGS
         self.result = _shape(result)
         self.codes = frozenset(codes)
         self.fn = fn
         self.doc = doc
         self.contract = None          # args with the field that names it, made on registration
+
+    @property
+    def callers(self):
+        """Its own rule after its op's (roost.ops.callers ACTIONS), or None."""
+        return callers.ACTIONS.get(self.op, {}).get(self.name)
 
 
 def _shape(fields):
@@ -146,6 +159,7 @@ def _add_action(row, name, found):
     if name in row.actions:
         raise RuntimeError(f"{row.name} {name} registered twice")
     found.name = name
+    found.op = row.name
     found.contract = Shape(dict({row.by: Choice((name,))}, **found.args.fields))
     row.actions[name] = found
 
