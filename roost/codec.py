@@ -103,7 +103,7 @@ def _check(value, finite_too, strings_too):
             if strings_too:
                 _check_unicode(item)
         elif isinstance(item, RawNumber):
-            raise ValueError(f"a number too large for a double ({item.text[:40]})")
+            raise ValueError(f"a number too large for a double ({item.text[:40]} reads as Infinity)")
         elif isinstance(item, (dict, list)):
             if depth > MAX_DEPTH:
                 raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
