@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from conftest import DaemonProcess, wait_for
+from conftest import ROOT, DaemonProcess, wait_for
 from roost import errors, ops
 from roost.contract import Anything, Choice, Flag, Integer, ListOf, MapOf, Number, Shape, Text
 from roost.errors import RoostError, bad_request
@@ -160,6 +160,74 @@ def test_roost_mcps_tools_send_what_the_rows_take():
         shape = row.actions[sent[row.by]].contract if row.by else row.args
         assert set(sent) <= set(shape.fields), (tool.name, set(sent) - set(shape.fields))
         shape.check_fields(sent)        # and the row takes them
+
+
+def python_client_requests(source):
+    """(op, action, argument names) for each request roost_agent.py makes:
+    `x.request("op", args)` and `_Request("op", args, ...)`, `args` a dict literal, a name
+    given one in the same function (and `args["key"] = ...` after), or a method's call
+    whose function builds and returns one."""
+    tree = ast.parse(source)
+    functions = {node.name: node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+
+    def keys_of(node, function):
+        if isinstance(node, ast.Dict):
+            return {key.value for key in node.keys if isinstance(key, ast.Constant)}
+        if isinstance(node, ast.Name):
+            found = set()
+            for inner in ast.walk(function):
+                if isinstance(inner, ast.Assign) and any(isinstance(target, ast.Name) and target.id == node.id
+                                                         for target in inner.targets):
+                    found |= keys_of(inner.value, function)
+                if isinstance(inner, ast.Assign) and any(
+                        isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+                        and target.value.id == node.id and isinstance(target.slice, ast.Constant)
+                        for target in inner.targets):
+                    found.add(inner.targets[0].slice.value)
+            return found
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in functions:
+            called = functions[node.func.attr]
+            returned = [inner.value for inner in ast.walk(called) if isinstance(inner, ast.Return)]
+            return set().union(*(keys_of(value, called) for value in returned if value is not None))
+        return None
+
+    found = []
+    for function in [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)]:
+        for node in ast.walk(function):
+            if not isinstance(node, ast.Call) or not node.args or not isinstance(node.args[0], ast.Constant):
+                continue
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if name not in ("request", "_Request") or not isinstance(node.args[0].value, str):
+                continue
+            keys = keys_of(node.args[1], function) if len(node.args) > 1 else set()
+            if keys is None:
+                continue        # passed on from its own caller (request's own body)
+            action = None
+            if isinstance(node.args[1] if len(node.args) > 1 else None, (ast.Dict, ast.Name)):
+                for inner in ast.walk(function):
+                    if isinstance(inner, ast.Dict):
+                        for key, value in zip(inner.keys, inner.values):
+                            if isinstance(key, ast.Constant) and key.value == "action":
+                                action = value.value
+            found.append((node.args[0].value, action, keys))
+    return found
+
+
+def test_roost_agent_py_sends_what_the_rows_take():
+    with open(os.path.join(ROOT, "roost_agent.py"), encoding="utf-8") as handle:
+        made = python_client_requests(handle.read())
+    assert {(op, action) for op, action, _ in made} >= {
+        ("hello", None), ("report", None), ("ack", None), ("peers", None), ("send", None), ("watch", None),
+        ("peer_register", None), ("peer_ack", None), ("task", "list"), ("task", "claim"), ("task", "done"),
+        ("task", "release"), ("task", "add")}
+    for op, action, keys in made:
+        row = ops.ROWS[op]
+        fields = row.actions[action].contract.fields if row.by else row.args.fields
+        assert keys <= set(fields), (op, action, keys - set(fields))
+    planted = 'def f(self):\n    args = {"action": "claim", "id": 1}\n    args["loud"] = 1\n' \
+              '    self.request("task", args)\n'
+    [(op, action, keys)] = python_client_requests(planted)
+    assert keys - set(ops.ROWS[op].actions[action].contract.fields) == {"loud"}
 
 
 # -- codes ------------------------------------------------------------------------
