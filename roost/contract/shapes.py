@@ -2,7 +2,7 @@
 
 from roost.contract.field import LEFT_OUT, REQUIRED, Field
 from roost.contract.scalars import Choice, Integer
-from roost.errors import bad_request
+from roost.errors import RoostError, bad_request
 
 
 class ListOf(Field):
@@ -33,12 +33,19 @@ class ListOf(Field):
             raise bad_request((self.too_many or "{name} holds at most {max} ({given} given)").format(
                 name=name, max=self.max_items, given=len(value)))
         checked = []
+        check = self.item.check
         for index, item in enumerate(value):
-            if item is None or not _may_be(self.item, item):
-                if self.drop_others:
-                    continue
-                raise bad_request(f"{name} must be {self.what}")
-            checked.append(self.item.check(item, f"{name}[{index}]"))
+            try:
+                if item is None:
+                    raise bad_request(f"{name} must be {self.what}")
+                checked.append(check(item, name))
+            except RoostError as error:
+                if item is None or not _may_be(self.item, item):
+                    if self.drop_others:
+                        continue
+                    raise bad_request(f"{name} must be {self.what}") from None
+                # the item's own refusal (a limit), naming it by its place
+                raise RoostError(error.code, error.text.replace(name, f"{name}[{index}]", 1)) from None
         return checked[:self.max_items] if self.cut else checked
 
     def problems(self, value, where):
