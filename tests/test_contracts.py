@@ -44,6 +44,14 @@ def test_every_op_has_a_contract():
         assert sorted(actions) == sorted(ops.ROWS[name].actions), f"{name}: each action needs its row ({HOW})"
 
 
+def test_a_jobs_row_declares_every_field_a_record_shows():
+    from roost.jobs import record
+    from roost.ops import shapes
+
+    # A new field of the row (roost.jobs.record) is declared in JobRow (roost/ops/shapes.py).
+    assert set(shapes.JOB_ROW.fields) == set(record.ROW_FIELDS)
+
+
 # -- values of each type ------------------------------------------------------------
 
 def sample(field):
@@ -248,7 +256,7 @@ def raised_codes(fn, seen=None):
     if fn in seen:
         return set()
     seen.add(fn)
-    module = inspect.getmodule(fn)
+    names = fn.__globals__       # its module's names, whoever imported that module how
     codes = set()
     for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(fn)))):
         if not isinstance(node, ast.Call):
@@ -259,9 +267,9 @@ def raised_codes(fn, seen=None):
         elif called == "RoostError" and node.args and isinstance(node.args[0], (ast.Name, ast.Attribute)):
             first = node.args[0]
             codes.add(getattr(errors, first.id if isinstance(first, ast.Name) else first.attr))
-        elif called and inspect.isfunction(getattr(module, called, None)):
-            inner = getattr(module, called)
-            if inner.__module__.startswith("roost.ops") or inner.__module__ == fn.__module__:
+        elif called and inspect.isfunction(names.get(called)):
+            inner = names[called]
+            if inner.__module__.startswith("roost.ops") or inner.__globals__ is names:
                 codes |= raised_codes(inner, seen)
     return codes
 
