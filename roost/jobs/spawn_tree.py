@@ -12,7 +12,7 @@ import logging
 
 import gevent
 
-from roost.errors import RoostError
+from roost.errors import FULL, RoostError
 
 log = logging.getLogger(__name__)
 
@@ -34,10 +34,10 @@ def check_room(registry, parent_id, root_id):
         if record.get("rootSession") == root_id and record.get("parentSession"):
             tree += 1
     if children >= MAX_CHILDREN:
-        raise RoostError("full", f"this session has {children} spawned jobs running (at most {MAX_CHILDREN}): "
+        raise RoostError(FULL, f"this session has {children} spawned jobs running (at most {MAX_CHILDREN}): "
                                  "wait for one to end, or stop one")
     if tree >= MAX_TREE:
-        raise RoostError("full", f"this spawn tree has {tree} jobs running (at most {MAX_TREE}): "
+        raise RoostError(FULL, f"this spawn tree has {tree} jobs running (at most {MAX_TREE}): "
                                  "wait for some to end, or stop some")
 
 
