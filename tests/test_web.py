@@ -1,0 +1,209 @@
+"""`roost web`, safe by default (issue 30 item 2), over plain HTTP against a real daemon
+and a real `roost web` process: pairing once, cookies, Host and Origin, CSRF, the rate
+limit on wrong tokens, read-only, masking, revocation, the listen rule, TLS. The page in
+a real browser is tests/test_web_browser.py."""
+
+import json
+import os
+import ssl
+import stat
+import subprocess
+import http.client
+
+import pytest
+
+from conftest import PYTHON, wait_for
+from jobkit import dispatch, wait_row
+from webkit import Stream, Web
+
+SECRET = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+@pytest.fixture
+def web(daemon):
+    started = Web(daemon)
+    yield started
+    started.stop()
+    assert "Traceback" not in started.log_text(), started.log_text()[-3000:]
+
+
+def test_the_first_line_is_the_url_and_opening_it_pairs_once(web):
+    assert web.first_line.startswith("http://127.0.0.1:") and "/?pair=" in web.first_line
+    path = web.pair_url[len(web.base):]
+    status, headers, _ = web.request("GET", path, headers={"User-Agent": "Mozilla/5.0 (iPhone) Safari/604.1"})
+    assert status == 303 and headers["Location"] == "/"
+    cookie = headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
+    # A second use of the token pairs nothing.
+    status, headers, _ = web.request("GET", path)
+    assert status == 401 and "Set-Cookie" not in headers
+    status, _, page = web.request("GET", "/", cookie=cookie.split(";")[0])
+    assert status == 200 and b'<meta name="csrf-token" content="' in page
+
+
+def test_without_a_paired_cookie_everything_is_refused(web):
+    for path in ("/", "/api/stream"):
+        assert web.request("GET", path)[0] == 401
+        assert web.request("GET", path, cookie="roost_device=abc.def")[0] == 401
+    status, _ = web.post("/api/keys", {"id": "x", "keys": ["Enter"]}, cookie=None, csrf="x")
+    assert status == 401
+
+
+def test_an_expired_pairing_token_is_refused(web, daemon):
+    book = os.path.join(daemon.home, "web", "devices.json")
+    with open(book) as handle:
+        value = json.load(handle)
+    for pairing in value["pairings"]:
+        pairing["expiresAt"] -= 11 * 60 * 1000          # ten minutes and one have passed
+    with open(book, "w") as handle:
+        json.dump(value, handle)
+    assert web.request("GET", web.pair_url[len(web.base):])[0] == 401
+
+
+def test_the_devices_are_kept_private_and_no_token_is_logged(web, daemon):
+    cookie, csrf = web.pair()
+    directory = os.path.join(daemon.home, "web")
+    assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(os.path.join(directory, "devices.json")).st_mode) == 0o600
+    secret = cookie.split(".", 1)[1]
+    token = web.pair_url.split("pair=")[1]
+    with open(os.path.join(directory, "devices.json")) as handle:
+        kept = handle.read()
+    assert secret not in kept and token not in kept
+    web.request("GET", "/api/stream-nothing", cookie=cookie)
+    assert token not in web.log_text() and secret not in web.log_text() and csrf not in web.log_text()
+
+
+def test_a_foreign_host_or_origin_is_refused(web):
+    cookie, csrf = web.pair()
+    assert web.request("GET", "/", cookie=cookie, host=f"evil.example:{web.port}")[0] == 421
+    assert web.request("GET", "/", cookie=cookie, origin="http://evil.example")[0] == 403
+    status, _ = web.post("/api/view", {"page": "p1"}, cookie, csrf, origin="http://evil.example")
+    assert status == 403
+    status, _, _ = web.request("POST", "/api/view", {"page": "p1"}, cookie=cookie, csrf=csrf)   # no Origin
+    assert status == 403
+
+
+def test_a_change_needs_the_csrf_token(web, daemon):
+    job_id = dispatch(daemon, ["sh", "-c", "read line; echo got $line; sleep 30"])
+    wait_row(daemon, job_id, lambda row: row["waitingFor"], what="the read")
+    cookie, csrf = web.pair()
+    assert web.post("/api/keys", {"id": job_id, "keys": ["Enter"]}, cookie, csrf="0" * 64)[0] == 403
+    assert web.post("/api/keys", {"id": job_id, "keys": ["Enter"]}, cookie, csrf=None)[0] == 403
+    status, answer = web.post("/api/reply", {"id": job_id, "text": "yes", "requestId": "r1"}, cookie, csrf)
+    assert status == 200 and answer["ok"]
+    wait_for(lambda: "got yes" in daemon.call("peek", id=job_id)["text"], what="the reply typed")
+
+
+def test_only_the_key_bars_keys_are_sent(web, daemon):
+    job_id = dispatch(daemon, ["sh", "-c", "sleep 30"])
+    cookie, csrf = web.pair()
+    status, answer = web.post("/api/keys", {"id": job_id, "keys": ["x"]}, cookie, csrf)
+    assert status == 400 and "key bar" in answer["error"]
+
+
+def test_wrong_tokens_are_rate_limited_per_address(web):
+    for number in range(10):
+        assert web.request("GET", f"/?pair=wrong{number}")[0] == 401
+    # The right token too, from this address, until a minute has passed.
+    assert web.request("GET", web.pair_url[len(web.base):])[0] == 429
+    assert web.request("GET", "/", cookie="roost_device=abc.def")[0] == 429
+
+
+def test_read_only_refuses_every_action_but_serves_the_page(daemon):
+    web = Web(daemon, "--read-only")
+    try:
+        job_id = dispatch(daemon, ["sh", "-c", "read line; echo got $line; sleep 30"])
+        wait_row(daemon, job_id, lambda row: row["waitingFor"], what="the read")
+        cookie, csrf = web.pair()
+        status, _, page = web.request("GET", "/", cookie=cookie)
+        assert status == 200 and b'content="true"' in page
+        for path, body in (("/api/reply", {"id": job_id, "text": "yes"}), ("/api/keys", {"id": job_id, "keys": ["Enter"]}),
+                           ("/api/later", {"id": job_id, "minutes": 5}), ("/api/task", {"action": "merge", "id": 1})):
+            status, answer = web.post(path, body, cookie, csrf)
+            assert status == 403 and "read-only" in answer["error"], path
+        stream = Stream(web, cookie)
+        page_id = stream.first("hello")["page"]
+        assert web.post("/api/view", {"page": page_id, "job": None}, cookie, csrf)[0] == 200
+        stream.close()
+        assert "got yes" not in daemon.call("peek", id=job_id)["text"]
+    finally:
+        web.stop()
+
+
+def test_what_leaves_is_masked(web, daemon):
+    job_id = dispatch(daemon, ["sh", "-c", f"echo 'the key is {SECRET} ok?'; read line"], name=f"job token={SECRET}")
+    wait_row(daemon, job_id, lambda row: row["waitingFor"], what="the question")
+    cookie, _ = web.pair()
+    stream = Stream(web, cookie)
+    snapshot = stream.first("snapshot", where=lambda message: any(row["id"] == job_id for row in message["rows"]))
+    stream.close()
+    text = json.dumps(snapshot)
+    assert SECRET not in text and "***" in text
+
+
+def test_a_revoked_device_is_cut_off_at_once(web, daemon):
+    cookie, csrf = web.pair()
+    other_cookie, _ = web.pair(web.new_pairing(), agent="Mozilla/5.0 (Linux; Android 15) Chrome/150.0")
+    listed = json.loads(daemon.cli("web", "devices", "--json").stdout)
+    names = [device["name"] for device in listed["devices"]]
+    assert names == ["chrome-linux-1", "chrome-android-2"]
+    assert set(listed["devices"][0]) >= {"name", "pairedAt", "lastSeen", "address"}
+    stream, other = Stream(web, cookie), Stream(web, other_cookie)
+    stream.first("snapshot")
+    other.first("snapshot")
+    said = daemon.cli("web", "revoke", "chrome-linux-1")
+    assert said.returncode == 0, said.stderr
+    assert stream.ended.wait(10), "the revoked device's stream is still open"
+    assert not other.ended.is_set()
+    assert Stream(web, cookie).status == 401          # its reconnect too
+    assert web.request("GET", "/", cookie=cookie)[0] == 401
+    assert web.request("GET", "/", cookie=other_cookie)[0] == 200
+    other.close()
+    assert daemon.cli("web", "revoke", "nobody").returncode == 1
+
+
+@pytest.mark.parametrize("listen", ["0.0.0.0:0", "192.0.2.7:7717", "[::]:0"])
+def test_a_listen_address_other_than_loopback_needs_tls(daemon, listen):
+    said = subprocess.run([PYTHON, "-m", "roost", "web", "--listen", listen], env=daemon.env,
+                          capture_output=True, timeout=30)
+    assert said.returncode == 2 and said.stdout == b""
+    assert b"not loopback" in said.stderr and b"--tls" in said.stderr and b"--behind-proxy" in said.stderr
+
+
+def test_tls_serves_https_with_a_secure_cookie(daemon, tmp_path):
+    certificate, key = _self_signed(tmp_path)
+    web = Web(daemon, "--tls", certificate, key)
+    try:
+        assert web.first_line.startswith("https://127.0.0.1:")
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        connection = http.client.HTTPSConnection("127.0.0.1", web.port, context=context, timeout=15)
+        connection.request("GET", web.pair_url[len(web.base):], headers={"Host": web.host})
+        response = connection.getresponse()
+        assert response.status == 303 and "Secure" in response.getheader("Set-Cookie")
+        connection.close()
+    finally:
+        web.stop()
+
+
+def _self_signed(tmp_path):
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+                   .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+                   .sign(key, hashes.SHA256()))
+    cert_path, key_path = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return str(cert_path), str(key_path)
