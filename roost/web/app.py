@@ -149,7 +149,8 @@ class WebApp:
 
         def chunks():
             try:
-                yield encode(hello) + encode(self.mirror.snapshot())
+                # retry: a dropped stream is tried again after a second (EventSource's own wait is 3)
+                yield b"retry: 1000\n\n" + encode(hello) + encode(self.mirror.snapshot())
                 yield from page.chunks()
             finally:
                 self.screens.show(page, None)
