@@ -207,3 +207,65 @@ def _self_signed(tmp_path):
     key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                            serialization.NoEncryption()))
     return str(cert_path), str(key_path)
+
+
+def _web_pids(home):
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                argv = handle.read().split(b"\0")
+            with open(f"/proc/{pid}/environ", "rb") as handle:
+                environ = handle.read()
+        except OSError:
+            continue
+        if b"web" in argv and f"ROOST_HOME={home}\0".encode() in environ:
+            pids.append(int(pid))
+    return pids
+
+
+def test_roost_json_web_keeps_one_running(home):
+    from conftest import DaemonProcess
+    from jobkit import write_config
+
+    os.makedirs(home, mode=0o700)
+    write_config(home, {"web": {"listen": "127.0.0.1:0"}})
+    daemon = DaemonProcess(home).start()
+    try:
+        url_file = os.path.join(home, "web", "url")
+        wait_for(lambda: os.path.exists(url_file) and len(_web_pids(home)) == 1, timeout=20,
+                 what="the kept roost web")
+        first = _web_pids(home)[0]
+        with open(url_file) as handle:
+            first_url = handle.read()
+        os.kill(first, 9)
+        wait_for(lambda: _web_pids(home) and _web_pids(home) != [first], timeout=20, what="it started again")
+
+        def second_url():
+            with open(url_file) as handle:
+                return handle.read() != first_url
+        wait_for(second_url, timeout=20, what="the new one's URL (port 0: a new port)")
+        said = daemon.cli("web", "pair")
+        assert said.returncode == 0
+        url = said.stdout.decode().strip()
+        wait_for(lambda: _answers(url), timeout=20, what="the new one to serve its pairing URL")
+    finally:
+        daemon.stop()
+    wait_for(lambda: not _web_pids(home), timeout=10, what="the kept web to end with the daemon")
+
+
+def _answers(url):
+    import urllib.request
+    from urllib.error import HTTPError, URLError
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args):
+            return None
+
+    try:
+        urllib.request.build_opener(NoRedirect).open(url, timeout=5)
+    except HTTPError as error:
+        return error.code == 303
+    except URLError:
+        return False
+    return False
