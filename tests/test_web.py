@@ -9,6 +9,7 @@ import ssl
 import stat
 import subprocess
 import http.client
+import time
 
 import pytest
 
@@ -269,3 +270,77 @@ def _answers(url):
     except URLError:
         return False
     return False
+
+
+class PushService:
+    """A push service on loopback: what each subscription's endpoint was sent."""
+
+    def __init__(self):
+        import http.server
+        import threading
+
+        received = self.received = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                received.append((self.path, dict(self.headers), body))
+                self.send_response(201)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _subscription(endpoint):
+    import base64
+
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    auth = os.urandom(16)
+    public = key.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+    encode = lambda data: base64.urlsafe_b64encode(data).rstrip(b"=").decode()      # noqa: E731
+    return {"endpoint": endpoint, "keys": {"p256dh": encode(public), "auth": encode(auth)}}, key, auth
+
+
+def test_push_goes_by_attention_encrypted_and_masked(web, daemon):
+    import http_ece
+
+    service = PushService()
+    try:
+        showing_cookie, showing_csrf = web.pair()
+        away_cookie, away_csrf = web.pair(web.new_pairing())
+        showing_sub, _, _ = _subscription(service.base + "/showing")
+        away_sub, away_key, away_auth = _subscription(service.base + "/away")
+        assert web.post("/api/push", {"subscription": showing_sub}, showing_cookie, showing_csrf)[0] == 200
+        assert web.post("/api/push", {"subscription": away_sub}, away_cookie, away_csrf)[0] == 200
+        bad = dict(away_sub, endpoint="http://192.0.2.1/push")      # plain http elsewhere: never sent to
+        assert web.post("/api/push", {"subscription": bad}, away_cookie, away_csrf)[0] == 400
+        # One device has the inbox open and visible: it is shown every job that needs you.
+        stream = Stream(web, showing_cookie)
+        page = stream.first("hello")["page"]
+        assert web.post("/api/view", {"page": page, "job": None, "visible": True}, showing_cookie, showing_csrf)[0] == 200
+        job_id = dispatch(daemon, ["sh", "-c", f"echo 'shall I use {SECRET}?'; read line"], name="pushed")
+        wait_for(lambda: service.received, timeout=20, what="a push")
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:            # a bounded watch: no second push
+            assert [path for path, _, _ in service.received] == ["/away"]
+            time.sleep(0.05)
+        _, headers, body = service.received[0]
+        assert headers["Content-Encoding"] == "aes128gcm" and headers["Authorization"].startswith("vapid t=")
+        note = json.loads(http_ece.decrypt(body, private_key=away_key, auth_secret=away_auth, version="aes128gcm"))
+        assert note["id"] == job_id and "pushed" in note["title"]
+        assert SECRET not in json.dumps(note) and "***" in note["body"]
+        stream.close()
+    finally:
+        service.close()

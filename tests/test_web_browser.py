@@ -4,6 +4,7 @@ web` and one browser for the module; each test pairs its own browser context (a 
 cookie jar), as a person's new phone would."""
 
 import http.server
+import json
 import os
 import shutil
 import threading
@@ -149,8 +150,7 @@ def test_a_secret_in_a_question_arrives_masked(context, web, daemon):
 
 def test_a_revoked_device_is_cut_off(context, web, daemon):
     page = paired_page(context, web)
-    name = daemon.cli("web", "devices", "--json")
-    device = __import__("json").loads(name.stdout)["devices"][-1]["name"]
+    device = json.loads(daemon.cli("web", "devices", "--json").stdout)["devices"][-1]["name"]
     assert daemon.cli("web", "revoke", device).returncode == 0
     page.get_by_text("not paired").wait_for()
     assert page.reload().status == 401
