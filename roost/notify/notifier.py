@@ -21,6 +21,7 @@ roost.json:
 
 import logging
 import time
+from urllib.parse import quote
 
 import gevent
 
@@ -208,7 +209,19 @@ class Notifier:
                 "at": int(time.time() * 1000), "reminder": reminder}
         if task is not None:
             note["task"] = task
+        page = self.page_url()
+        if page and row.get("id"):
+            note["url"] = f"{page}/#job={quote(str(row['id']), safe='')}"
         return note
+
+    def page_url(self):
+        """Where people open `roost web`'s page (roost.json's `web.url`, else its
+        `behindProxy`): a notification links to its job there."""
+        web = self._config.get("web")
+        if not isinstance(web, dict):
+            return None
+        url = web.get("url") or web.get("behindProxy")
+        return url.rstrip("/") if isinstance(url, str) and url.startswith(("https://", "http://")) else None
 
     def send(self, note, settings, wait=False):
         """To each sink the settings name; with `wait`, [(sink, ok, why not)] once done."""
