@@ -96,6 +96,15 @@ def test_a_change_needs_the_csrf_token(web, daemon):
     wait_for(lambda: "got yes" in daemon.call("peek", id=job_id)["text"], what="the reply typed")
 
 
+def test_not_now_puts_a_wait_off(web, daemon):
+    job_id = dispatch(daemon, ["sh", "-c", "echo 'go on?'; read line"])
+    wait_row(daemon, job_id, lambda row: row["waitingFor"], what="the question")
+    cookie, csrf = web.pair()
+    before = int(time.time() * 1000)
+    status, answer = web.post("/api/later", {"id": job_id, "minutes": 60}, cookie, csrf)
+    assert status == 200 and answer["result"]["until"] >= before + 60 * 60 * 1000
+
+
 def test_only_the_key_bars_keys_are_sent(web, daemon):
     job_id = dispatch(daemon, ["sh", "-c", "sleep 30"])
     cookie, csrf = web.pair()

@@ -58,8 +58,11 @@ class Mirror:
                 log.exception("following %s failed", link.name)
                 why = str(error)
             link.lost(why)
-            self.fleet.drop_host(link.name) if self.several else self.fleet.load([])
-            self._changed(hosts=True)
+            if self.several:
+                self.fleet.drop_host(link.name)
+            else:
+                self.fleet.load([])
+            self._changed(everything=True)
             gevent.sleep(max(0.0, link.retry_at - time.monotonic()))
 
     def _follow(self, link):
@@ -135,11 +138,9 @@ class Mirror:
             return None
         raise MachineDown(f"{op}: {response.get('code')}: {response.get('error')}")
 
-    def _changed(self, everything=False, hosts=False):
+    def _changed(self, everything=False):
         if everything:
             self.on_change({"kind": "snapshot"})
-        elif hosts:
-            self.on_change({"kind": "hosts", "hosts": self.hosts(), "groups": self.groups()})
 
     # -- what the pages are given -----------------------------------------------------
 
@@ -148,8 +149,10 @@ class Mirror:
         return [[group, [[row["id"], reason] for row, reason in rows]] for group, rows in self.fleet.groups()]
 
     def hosts(self):
+        """Each machine's state with several; with one, only while it is down."""
         if not self.several:
-            return None
+            link = self.links[0]
+            return None if link.why is None else [f"the daemon is unreachable ({link.why}); trying again"]
         return [link.state_text() for link in self.links]
 
     def snapshot(self):

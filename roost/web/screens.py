@@ -38,6 +38,9 @@ class Screens:
         if job_id is None:
             return
         watch = self.watches.get(job_id)
+        if watch is not None and watch.greenlet is not None and watch.greenlet.dead:
+            self.watches.pop(job_id)          # it ended (the job did): a new look starts anew
+            watch = None
         if watch is None:
             link, own_id = self.mirror.link_of(job_id)
             watch = self.watches[job_id] = Watch(job_id, link, own_id)

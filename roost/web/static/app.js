@@ -115,11 +115,6 @@ function take(message) {
       state.board = message.board;
       schedule(true);
       break;
-    case "hosts":
-      state.hosts = message.hosts;
-      if (message.groups) state.groups = message.groups;
-      schedule(true);
-      break;
     case "screen":
       if (message.id === state.screenJob) drawScreen(message);
       break;
