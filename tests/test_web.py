@@ -91,6 +91,9 @@ def test_a_change_needs_the_csrf_token(web, daemon):
     cookie, csrf = web.pair()
     assert web.post("/api/keys", {"id": job_id, "keys": ["Enter"]}, cookie, csrf="0" * 64)[0] == 403
     assert web.post("/api/keys", {"id": job_id, "keys": ["Enter"]}, cookie, csrf=None)[0] == 403
+    # roost's typing rules hold: a control character is refused, nothing typed.
+    status, answer = web.post("/api/reply", {"id": job_id, "text": "rm -rf /\x1b[A\r"}, cookie, csrf)
+    assert status == 409 and answer["code"] == "bad_request"
     status, answer = web.post("/api/reply", {"id": job_id, "text": "yes", "requestId": "r1"}, cookie, csrf)
     assert status == 200 and answer["ok"]
     wait_for(lambda: "got yes" in daemon.call("peek", id=job_id)["text"], what="the reply typed")
@@ -353,3 +356,19 @@ def test_push_goes_by_attention_encrypted_and_masked(web, daemon):
         stream.close()
     finally:
         service.close()
+
+
+def test_behind_a_proxy_a_made_up_forwarded_address_escapes_no_limit():
+    from roost.web.guard import RATE_FAILURES, Guard, Refused
+
+    guard = Guard("127.0.0.1", 7717, "http", "https://box.example.ts.net", behind_proxy=True)
+    for number in range(RATE_FAILURES):
+        guard.failed({"REMOTE_ADDR": "127.0.0.1", "HTTP_X_FORWARDED_FOR": f"10.0.0.{number}"})
+    with pytest.raises(Refused) as refused:
+        guard.check_rate({"REMOTE_ADDR": "127.0.0.1", "HTTP_X_FORWARDED_FOR": "10.9.9.9"})
+    assert refused.value.status == 429
+    # The proxy's public name and origin are this server's; others are not.
+    guard.check_host({"HTTP_HOST": "box.example.ts.net"})
+    guard.check_origin({"HTTP_ORIGIN": "https://box.example.ts.net"}, changing=True)
+    with pytest.raises(Refused):
+        guard.check_origin({"HTTP_ORIGIN": "https://evil.example.ts.net"}, changing=True)

@@ -92,10 +92,10 @@ class WebApp:
         device_id, secret = self.guard.cookie_of(environ)
         if device_id is None:
             raise Refused(401, "this browser is not paired: open the URL `roost web` printed")
-        self.guard.check_rate(address)
+        self.guard.check_rate(environ)
         device = self.book.find(device_id, secret)
         if device is None:
-            self.guard.failed(address)
+            self.guard.failed(environ)
             raise Refused(401, "this device is not paired (or was revoked): pair it again")
         now = time.monotonic()
         if now - self._seen.get(device["id"], -SEEN_EVERY_S) >= SEEN_EVERY_S:
@@ -108,10 +108,10 @@ class WebApp:
         token = (query.get("pair") or [None])[0]
         if token is not None:
             address = self.guard.address(environ)
-            self.guard.check_rate(address)
+            self.guard.check_rate(environ)
             paired = self.book.pair(token, environ.get("HTTP_USER_AGENT"), address)
             if paired is None:
-                self.guard.failed(address)
+                self.guard.failed(environ)
                 raise Refused(401, "this pairing link was used already, or has expired: "
                                    "run `roost web pair` for a new one")
             device_id, secret, name = paired

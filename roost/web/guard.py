@@ -112,19 +112,30 @@ class Guard:
 
     # -- wrong tokens -----------------------------------------------------------------
 
-    def check_rate(self, address, now=None):
-        now = time.monotonic() if now is None else now
-        failures = self._failures.get(address)
-        if not failures:
-            return
-        while failures and failures[0] < now - RATE_WINDOW_S:
-            failures.popleft()
-        if len(failures) >= RATE_FAILURES:
-            raise Refused(429, "too many wrong tokens from this address: wait a minute")
+    def _counted(self, environ):
+        """Who wrong tokens are counted against: the peer, and behind a proxy also the
+        address it forwards for (a forwarded address alone could be made up by anyone
+        who reaches the port directly)."""
+        keys = {environ.get("REMOTE_ADDR") or "?"}
+        if self.behind_proxy:
+            keys.add("forwarded " + self.address(environ))
+        return keys
 
-    def failed(self, address, now=None):
-        self._failures[address].append(time.monotonic() if now is None else now)
-        if len(self._failures) > 10000:          # an address flood must not grow this without end
+    def check_rate(self, environ, now=None):
+        now = time.monotonic() if now is None else now
+        for key in self._counted(environ):
+            failures = self._failures.get(key)
+            if not failures:
+                continue
+            while failures and failures[0] < now - RATE_WINDOW_S:
+                failures.popleft()
+            if len(failures) >= RATE_FAILURES:
+                raise Refused(429, "too many wrong tokens from this address: wait a minute")
+
+    def failed(self, environ, now=None):
+        for key in self._counted(environ):
+            self._failures[key].append(time.monotonic() if now is None else now)
+        while len(self._failures) > 10000:          # an address flood must not grow this without end
             self._failures.pop(next(iter(self._failures)))
 
     # -- the cookie and the CSRF token ------------------------------------------------
