@@ -138,11 +138,18 @@ def test_the_key_bar_reaches_the_terminal(context, web, daemon, tmp_path):
     screen_shows(page, "got: hello")
 
 
-def test_a_secret_in_a_question_arrives_masked(context, web, daemon):
+def test_a_secret_in_a_question_arrives_masked_and_agent_text_as_text(context, web, daemon):
     job_id = dispatch(daemon, ["sh", "-c", f"echo 'deploy with {SECRET} now?'; read line"], name="masked")
+    html = "<img src=x onerror=alert(1)><b>bold</b> &amp;"
+    shown = dispatch(daemon, ["sh", "-c", f"echo '{html}'; read line"], name="<i>named</i>")
     wait_row(daemon, job_id, lambda row: row["waitingFor"], what="the question")
+    wait_row(daemon, shown, lambda row: row["waitingFor"], what="the other question")
     page = paired_page(context, web)
     page.locator(f'li.need[data-id="{job_id}"]').get_by_text("deploy with *** now?").wait_for()
+    item = page.locator(f'li.need[data-id="{shown}"]')
+    item.get_by_text(html, exact=True).wait_for()              # shown as the agent wrote it
+    assert item.get_by_role("link", name="<i>named</i>").is_visible()
+    assert item.locator("img, b, i").count() == 0
     page.goto(f"{web.base}/#job={job_id}")
     screen_shows(page, "deploy with ***")
     assert SECRET not in page.content()

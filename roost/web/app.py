@@ -21,6 +21,8 @@ import os
 import time
 from urllib.parse import parse_qs
 
+import gevent
+
 from roost.client.connection import Refused as DaemonRefused
 from roost.web import page as page_html
 from roost.web.guard import Refused
@@ -35,6 +37,10 @@ MAX_BODY = 64 * 1024
 KEY_BAR = ("Escape", "Tab", "BTab", "Up", "Down", "Left", "Right", "Enter", "C-c")
 TASK_ACTIONS = ("approve", "merge")
 SEEN_EVERY_S = 60.0
+# The page's own files change only with roost: cached by the browser a day, their URLs
+# carrying roost's version (the page names them so), so an upgrade is fetched anew.
+STATIC_CACHE = ("Cache-Control", "public, max-age=86400, immutable")
+_static_files = {}
 SECURITY_HEADERS = [
     ("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
                                 "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"),
@@ -100,7 +106,8 @@ class WebApp:
         now = time.monotonic()
         if now - self._seen.get(device["id"], -SEEN_EVERY_S) >= SEEN_EVERY_S:
             self._seen[device["id"]] = now
-            self.book.seen(device["id"], address)
+            # Written off the loop (a durable write's fsync): no request waits for it.
+            gevent.get_hub().threadpool.spawn(self.book.seen, device["id"], address)
         return device, secret
 
     def _page(self, environ, start_response):
@@ -128,14 +135,18 @@ class WebApp:
         name = "sw.js" if path == "/sw.js" else path[len("/static/"):]
         if "/" in name or name.startswith(".") or not name:
             raise Refused(404, "no such file")
-        full = os.path.join(STATIC, name)
-        try:
-            with open(full, "rb") as handle:
-                data = handle.read()
-        except OSError:
-            raise Refused(404, "no such file")
+        data = _static_files.get(name)
+        if data is None:
+            try:
+                with open(os.path.join(STATIC, name), "rb") as handle:
+                    data = _static_files[name] = handle.read()
+            except OSError:
+                raise Refused(404, "no such file")
         kind = STATIC_TYPES.get(os.path.splitext(name)[1], "application/octet-stream")
-        start_response("200 OK", [("Content-Type", kind), *SECURITY_HEADERS])
+        headers = [header for header in SECURITY_HEADERS if header[0] != "Cache-Control"]
+        # The service worker is looked at afresh (a browser checks it for updates anyway).
+        headers.append(("Cache-Control", "no-cache") if name == "sw.js" else STATIC_CACHE)
+        start_response("200 OK", [("Content-Type", kind), *headers])
         return [data]
 
     # -- the stream -------------------------------------------------------------------

@@ -25,6 +25,14 @@ log = logging.getLogger(__name__)
 
 FEED_AT_START = 100
 PAGE_FEED = 50
+# What a page draws of a row: the rest (cwd, pid, session file, context...) stays here,
+# which halves what a snapshot of 500 rows costs to encode and to parse.
+PAGE_FIELDS = ("id", "name", "state", "status", "waitingFor", "stateSince", "startedAt", "summary", "question",
+               "choices", "error", "suggested", "pinned", "host", "role", "spend", "reaped", "queued")
+
+
+def page_row(row):
+    return {field: row[field] for field in PAGE_FIELDS if field in row}
 
 
 class MachineDown(Exception):
@@ -113,7 +121,7 @@ class Mirror:
         if not self.fleet.apply(message):
             return
         if kind == "rows":
-            rows = [self.fleet.rows.get(row["id"]) or row for row in message.get("rows") or ()]
+            rows = [page_row(self.fleet.rows.get(row["id"]) or row) for row in message.get("rows") or ()]
             self.on_change({"kind": "rows", "rows": rows, **self._order_if(layout)})
         elif kind == "removed":
             self.on_change({"kind": "removed", "id": message.get("id"), **self._order_if(layout)})
@@ -157,9 +165,10 @@ class Mirror:
 
     def snapshot(self):
         fleet = self.fleet
-        return {"kind": "snapshot", "rows": list(fleet.rows.values()), "groups": self.groups(),
+        concierge = page_row(fleet.concierge) if fleet.concierge is not None else None
+        return {"kind": "snapshot", "rows": [page_row(row) for row in fleet.rows.values()], "groups": self.groups(),
                 "feed": list(fleet.feed)[-PAGE_FEED:], "tasks": fleet.tasks, "board": fleet.board_counts(),
-                "concierge": fleet.concierge, "hosts": self.hosts()}
+                "concierge": concierge, "hosts": self.hosts()}
 
     # -- requests ---------------------------------------------------------------------
 

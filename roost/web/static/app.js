@@ -6,13 +6,14 @@
 const CSRF = document.querySelector('meta[name="csrf-token"]').content;
 const READ_ONLY = document.querySelector('meta[name="roost-read-only"]').content === "true";
 const LATER_MINUTES = 60;
+const INBOX_FIRST = 30;     // drawn at first; the rest on "Show all" (500 forms cost a phone its first paint)
 const GROUP_TITLES = {needs: "Needs you", working: "Working", finished: "Finished", failed: "Failed"};
 const KEY_NAMES = {Escape: "Esc", Tab: "Tab", BTab: "Shift-Tab", Up: "Up", Down: "Down", Left: "Left",
                    Right: "Right", Enter: "Enter", "C-c": "Ctrl-C"};
 
 const state = {
   page: null, rows: new Map(), groups: [], feed: [], tasks: [], board: null, concierge: null,
-  hosts: null, screen: null, screenJob: null, pushKey: null, drawn: false,
+  hosts: null, screen: null, screenJob: null, pushKey: null, drawn: false, inboxAll: false,
 };
 const $ = (id) => document.getElementById(id);
 
@@ -84,6 +85,7 @@ function take(message) {
       tellView();
       break;
     case "snapshot":
+      if (!state.drawn) performance.mark("roost-snapshot");
       state.rows = new Map(message.rows.map((row) => [row.id, row]));
       state.groups = message.groups;
       state.feed = message.feed;
@@ -97,8 +99,8 @@ function take(message) {
       for (const row of message.rows) {
         if (row.role === "concierge") state.concierge = row; else state.rows.set(row.id, row);
       }
-      if (message.groups) state.groups = message.groups;
-      schedule(false, message.rows.map((row) => row.id));
+      if (message.groups) state.groups = message.groups;      // a new row, or one that moved
+      schedule(!!message.groups, message.rows.map((row) => row.id));
       break;
     case "removed":
       state.rows.delete(message.id);
@@ -147,6 +149,7 @@ function draw(work) {
   if (!state.drawn || work.whole || work.feed) drawFeed();
   drawHosts();
   if (state.screenJob) drawScreenTitle();
+  if (!state.drawn) performance.mark("roost-drawn");     // the first full paint (bench/web.py)
   state.drawn = true;
   document.body.classList.add("drawn");
 }
@@ -177,7 +180,8 @@ function drawInbox() {
     shown.push([row, reason]);
   }
   const keep = new Set();
-  shown.forEach(([row, reason], index) => {
+  const more = state.inboxAll ? 0 : Math.max(0, shown.length - INBOX_FIRST);
+  shown.slice(0, shown.length - more).forEach(([row, reason], index) => {
     keep.add(row.id);
     let [node, drawnFrom] = inboxNodes.get(row.id) || [];
     if (!node || drawnFrom !== row) {
@@ -196,6 +200,8 @@ function drawInbox() {
   for (const [id, [node]] of inboxNodes) {
     if (!keep.has(id)) { node.remove(); inboxNodes.delete(id); }
   }
+  $("inbox-more").hidden = more === 0;
+  $("inbox-more").textContent = "Show all " + shown.length;
   $("inbox-count").textContent = shown.length ? "(" + shown.length + ")" : "";
   $("inbox-empty").hidden = shown.length > 0;
   $("later-line").hidden = hidden === 0;
@@ -313,7 +319,6 @@ function updateRow(id) {
   const node = rowNodes.get(id);
   const row = state.rows.get(id);
   if (node && row) fillRow(node, row);
-  else if (row) drawFleet();
 }
 
 function drawFleet() {
@@ -321,8 +326,15 @@ function drawFleet() {
   const sections = [];
   const seen = new Set();
   for (const [group, entries] of state.groups) {
+    const title = el("h3", {text: (GROUP_TITLES[group] || group) + " (" + entries.length + ")"});
+    if (group === "needs") {
+      // Listed in the inbox above, each with its answers: here only how many.
+      sections.push(el("section", {class: "group group-needs"}, title,
+        el("p", {class: "muted"}, el("a", {href: "#inbox", text: "in the inbox above"}))));
+      continue;
+    }
     const list = el("ol", {class: "rows"});
-    for (const [id, reason] of entries) {
+    for (const [id] of entries) {
       const row = state.rows.get(id);
       if (!row) continue;
       seen.add(id);
@@ -330,8 +342,7 @@ function drawFleet() {
       if (!node) { node = fleetRow(row); rowNodes.set(id, node); } else fillRow(node, row);
       list.append(node);
     }
-    sections.push(el("section", {class: "group group-" + group},
-      el("h3", {text: (GROUP_TITLES[group] || group) + " (" + entries.length + ")"}), list));
+    sections.push(el("section", {class: "group group-" + group}, title, list));
   }
   for (const id of Array.from(rowNodes.keys())) if (!seen.has(id)) rowNodes.delete(id);
   holder.replaceChildren(...sections);
@@ -537,6 +548,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("type-text").disabled = READ_ONLY;
   $("type-form").querySelector("button").disabled = READ_ONLY;
   $("type-form").addEventListener("submit", typeText);
+  $("inbox-more").addEventListener("click", () => { state.inboxAll = true; schedule(true); });
   window.addEventListener("hashchange", route);
   document.addEventListener("visibilitychange", tellView);
   route();
