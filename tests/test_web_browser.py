@@ -118,6 +118,14 @@ def test_the_inbox_answers_a_dialog_and_a_question_exactly_once(context, web, da
     wait_for(lambda: typed(tmp_path)[-1:] == ["prompt: build the thing"], what="the reply typed at the prompt")
     page.wait_for_timeout(500)          # a second typing would have come by now
     assert typed(tmp_path) == ["dialog: 1", "prompt: build the thing"]
+    # Not now: the question leaves the inbox on this browser (the daemon reminds later).
+    asking = page.locator(f'li.need[data-id="{asker}"]')
+    asking.get_by_role("button", name="Not now: remind me in an hour").click()
+    asking.wait_for(state="detached")
+    page.get_by_text("put off (Not now) until").wait_for()
+    page.reload()
+    page.wait_for_selector("body.drawn")
+    assert page.locator(f'li.need[data-id="{asker}"]').count() == 0
 
 
 def test_the_key_bar_reaches_the_terminal(context, web, daemon, tmp_path):

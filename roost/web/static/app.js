@@ -161,9 +161,22 @@ function needsIds() {
 
 function laterKey(row) { return "roost-later:" + row.id + ":" + (row.stateSince || 0); }
 
+// Not now, as this browser keeps it: read from localStorage once, not per row per change.
+const laterUntil = new Map();
+for (const key of Array.from({length: localStorage.length}, (_, index) => localStorage.key(index))) {
+  if (!key || !key.startsWith("roost-later:")) continue;
+  const until = Number(localStorage.getItem(key) || 0);
+  if (until > Date.now()) laterUntil.set(key, until); else localStorage.removeItem(key);
+}
+
 function putOff(row) {
-  const until = Number(localStorage.getItem(laterKey(row)) || 0);
+  const until = laterUntil.get(laterKey(row)) || 0;
   return until > Date.now() ? until : 0;
+}
+
+function setPutOff(row, until) {
+  laterUntil.set(laterKey(row), until);
+  localStorage.setItem(laterKey(row), String(until));
 }
 
 let laterTimer = null;
@@ -288,7 +301,7 @@ function inboxItem(row, reason) {
   item.append(form);
   item.append(el("div", {class: "row-actions"}, actionButton("Not now", async () => {
     const result = await post("later", {id: row.id, minutes: LATER_MINUTES});
-    localStorage.setItem(laterKey(row), String(result.until || Date.now() + LATER_MINUTES * 60000));
+    setPutOff(row, result.until || Date.now() + LATER_MINUTES * 60000);
     schedule(true);
   }, {"aria-label": "Not now: remind me in an hour"})));
   return item;
