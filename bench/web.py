@@ -35,7 +35,7 @@ from jobs import Daemon, cpu_seconds  # noqa: E402
 WAITING = 480
 PRINTING = 20
 PAINTS = 10
-EVENTS = 100
+EVENTS = 200
 PAGES = 4
 CPU_SECONDS = 10.0
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -217,8 +217,8 @@ def report(figures):
         f"| the daemon's CPU, nothing changing, with the {figures['pages']} pages / without `roost web` | "
         f"{daemon['with_pages']} % / {daemon['without']} % | | |",
         "", f"{figures['jobs']} jobs: {figures['jobs'] - figures['printing']} waiting at a prompt, "
-        f"(the machine's load average at the end: {figures.get('load_average', '?')} on {os.cpu_count()} cores), "
-        f"{figures['printing']} printing a line every 100 ms. The paint runs from the navigation's start to the "
+        f"{figures['printing']} printing a line every 100 ms; the machine's load average at the end: "
+        f"{figures.get('load_average', '?')} on {os.cpu_count()} cores (shared). The paint runs from the navigation's start to the "
         "page's own mark once it drew the snapshot (inbox, fleet groups, board, feed). A change's time runs "
         "from just before the `rename` request to the new name's node added in the page (the page's clock, "
         "the same machine's) and, for the hub, to the first chunk it writes to its pty holding the name. The "

@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from conftest import AGENTS, PYTHON, DaemonProcess, short_tempdir, tracebacks_in_log, wait_for, _kill_leftovers
+from conftest import DaemonProcess, _kill_leftovers, short_tempdir, tracebacks_in_log, wait_for
 from jobkit import agent, dispatch, wait_row
 from webkit import DIALOG_TERM, Web
 

@@ -103,6 +103,12 @@ class DeviceBook:
         finally:
             os.close(fd)
 
+    def ensure(self):
+        """The file made when it is missing (a watcher of it then has a file to watch)."""
+        if not os.path.exists(self.path):
+            with self._changing():
+                pass
+
     # -- pairing ----------------------------------------------------------------------
 
     def new_pairing(self):

@@ -13,7 +13,6 @@ screens, the pusher (roost.web.push). Nothing polls.
 """
 
 import logging
-import os
 import ssl
 import sys
 
@@ -97,7 +96,7 @@ class WebServer:
     # -- revocations ------------------------------------------------------------------
 
     def _watch_devices(self):
-        os.makedirs(self.book.dir, mode=0o700, exist_ok=True)
+        self.book.ensure()         # inotify watches a file that is there (libev polls a missing one)
         self._watcher = gevent.get_hub().loop.stat(self.book.path)
         self._watcher.start(self._devices_changed)
 
