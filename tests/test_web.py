@@ -372,3 +372,24 @@ def test_behind_a_proxy_a_made_up_forwarded_address_escapes_no_limit():
     guard.check_origin({"HTTP_ORIGIN": "https://box.example.ts.net"}, changing=True)
     with pytest.raises(Refused):
         guard.check_origin({"HTTP_ORIGIN": "https://evil.example.ts.net"}, changing=True)
+
+
+def test_the_page_holds_the_fleet_and_its_stream_sends_only_what_came_after(web, daemon):
+    job_id = dispatch(daemon, ["sh", "-c", "echo 'ready?'; read line"], name="</script><script>alert(1)</script>")
+    wait_row(daemon, job_id, lambda row: row["waitingFor"], what="the question")
+    cookie, csrf = web.pair()
+    _, _, page = web.request("GET", "/", cookie=cookie)
+    text = page.decode()
+    assert "<script>alert(1)" not in text            # no text in the data block can close it
+    data = text.split('<script id="roost-snapshot" type="application/json">')[1].split("</script>")[0]
+    snapshot = json.loads(data)
+    assert any(row["id"] == job_id and row["name"].startswith("</script>") for row in snapshot["rows"])
+    stream = Stream(web, cookie)            # no since: the whole fleet
+    stream.first("snapshot")
+    stream.close()
+    current = Stream(web, cookie, f"/api/stream?since={snapshot['version']}")     # as the page opens it
+    current.first("hello")
+    daemon.call("rename", id=job_id, name="renamed")
+    current.first("rows", where=lambda message: any(row["name"] == "renamed" for row in message["rows"]))
+    assert [message["kind"] for message in current.messages].count("snapshot") == 0
+    current.close()

@@ -103,9 +103,9 @@ class Stream:
     """A page's event stream read on a thread: `messages` as they come, `ended` once the
     server closed it."""
 
-    def __init__(self, web, cookie):
+    def __init__(self, web, cookie, path="/api/stream"):
         self.connection = http.client.HTTPConnection("127.0.0.1", web.port, timeout=60)
-        self.connection.request("GET", "/api/stream", headers={"Host": web.host, "Cookie": cookie})
+        self.connection.request("GET", path, headers={"Host": web.host, "Cookie": cookie})
         self.response = self.connection.getresponse()
         self.status = self.response.status
         self.messages = []

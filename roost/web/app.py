@@ -127,7 +127,9 @@ class WebApp:
                                              *SECURITY_HEADERS])
             return [b""]
         device, secret = self._device(environ)
-        html = page_html.render(self.guard.csrf_token(secret), self.guard.read_only, device.get("name"))
+        # The fleet as it stands goes in the page itself: it draws before its stream opens.
+        html = page_html.render(self.guard.csrf_token(secret), self.guard.read_only, device.get("name"),
+                                self.mirror.snapshot())
         start_response("200 OK", [("Content-Type", "text/html; charset=utf-8"), *SECURITY_HEADERS])
         return [html]
 
@@ -152,6 +154,11 @@ class WebApp:
     # -- the stream -------------------------------------------------------------------
 
     def _stream(self, environ, start_response, device):
+        since = (parse_qs(environ.get("QUERY_STRING") or "").get("since") or [None])[0]
+        # A page drawn from the snapshot in its HTML, or reconnecting, at the version the
+        # mirror is still at has it all: it is added to the pages in this same turn of the
+        # loop, so no change can fall between the two.
+        current = since == str(self.mirror.version)
         page = self.pages.add(Page(device["id"], self.guard.address(environ)))
         hello = {"kind": "hello", "page": page.id, "readOnly": self.guard.read_only, "device": device.get("name"),
                  "push": self._push_key()}
@@ -161,7 +168,8 @@ class WebApp:
         def chunks():
             try:
                 # retry: a dropped stream is tried again after a second (EventSource's own wait is 3)
-                yield b"retry: 1000\n\n" + encode(hello) + encode(self.mirror.snapshot())
+                first = encode(hello) if current else encode(hello) + encode(self.mirror.snapshot())
+                yield b"retry: 1000\n\n" + first
                 yield from page.chunks()
             finally:
                 self.screens.show(page, None)

@@ -44,12 +44,21 @@ class Mirror:
         self.links = links
         self.several = links[0].tagged
         self.fleet = Fleet()
-        self.on_change = on_change       # fn(message) for the pages
+        self._on_change = on_change      # fn(message) for the pages
         self._actions = {}               # link name -> (Client, lock)
         self.version = 0
         self._layout_sent = None
 
     # -- the pushes -------------------------------------------------------------------
+
+    def on_change(self, message):
+        """Each change to the pages, counted: a page drawn from a snapshot of version V
+        whose stream starts while the mirror is still at V needs no second snapshot. A
+        page counts the rows, removed, feed and tasks messages it gets; the mirror counts
+        those and more (a notification no page is sent), so a page that missed any
+        never matches again and is sent a snapshot."""
+        self.version += 1
+        self._on_change(message)
 
     def start(self):
         for link in self.links:
@@ -166,7 +175,7 @@ class Mirror:
     def snapshot(self):
         fleet = self.fleet
         concierge = page_row(fleet.concierge) if fleet.concierge is not None else None
-        return {"kind": "snapshot", "rows": [page_row(row) for row in fleet.rows.values()], "groups": self.groups(),
+        return {"kind": "snapshot", "version": self.version, "rows": [page_row(row) for row in fleet.rows.values()], "groups": self.groups(),
                 "feed": list(fleet.feed)[-PAGE_FEED:], "tasks": fleet.tasks, "board": fleet.board_counts(),
                 "concierge": concierge, "hosts": self.hosts()}
 

@@ -6,6 +6,7 @@ page as text (textContent), never as HTML."""
 import functools
 import hashlib
 import html
+import json
 import os
 
 TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static", "index.html")
@@ -27,9 +28,15 @@ def _files_digest():
     return digest.hexdigest()[:12]
 
 
-def render(csrf_token, read_only, device_name):
+def render(csrf_token, read_only, device_name, snapshot):
+    """The page; `snapshot` goes in a JSON data block (never run as script, so the
+    Content-Security-Policy allows it), with <, > and & escaped so no text in it can
+    close the block."""
+    data = (json.dumps(snapshot, ensure_ascii=False, separators=(",", ":"))
+            .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
     text = _template()
-    return (text.replace("{{csrf}}", html.escape(csrf_token, quote=True))
+    return (text.replace("{{snapshot}}", data)
+                .replace("{{csrf}}", html.escape(csrf_token, quote=True))
                 .replace("{{readOnly}}", "true" if read_only else "false")
                 .replace("{{device}}", html.escape(device_name or "", quote=True))
                 .encode("utf-8"))

@@ -6,13 +6,14 @@
 const CSRF = document.querySelector('meta[name="csrf-token"]').content;
 const READ_ONLY = document.querySelector('meta[name="roost-read-only"]').content === "true";
 const LATER_MINUTES = 60;
+const COUNTED = new Set(["rows", "removed", "feed", "tasks"]);
 const INBOX_FIRST = 30;     // drawn at first; the rest on "Show all" (500 forms cost a phone its first paint)
 const GROUP_TITLES = {needs: "Needs you", working: "Working", finished: "Finished", failed: "Failed"};
 const KEY_NAMES = {Escape: "Esc", Tab: "Tab", BTab: "Shift-Tab", Up: "Up", Down: "Down", Left: "Left",
                    Right: "Right", Enter: "Enter", "C-c": "Ctrl-C"};
 
 const state = {
-  page: null, rows: new Map(), groups: [], feed: [], tasks: [], board: null, concierge: null,
+  page: null, version: null, rows: new Map(), groups: [], feed: [], tasks: [], board: null, concierge: null,
   hosts: null, screen: null, screenJob: null, pushKey: null, drawn: false, inboxAll: false,
 };
 const $ = (id) => document.getElementById(id);
@@ -63,7 +64,8 @@ function ago(ms) {
 let stream = null;
 
 function connect() {
-  stream = new EventSource("/api/stream");
+  // Since the version drawn: a stream that starts there sends no second snapshot.
+  stream = new EventSource("/api/stream?since=" + encodeURIComponent(state.version));
   stream.onopen = () => say("live");
   stream.onmessage = (event) => take(JSON.parse(event.data));
   stream.onerror = () => {
@@ -77,6 +79,9 @@ function connect() {
 }
 
 function take(message) {
+  // The changes the server counts (a screen's frames are the page's own): a page that
+  // missed one never matches the server's count again, and is sent a snapshot.
+  if (COUNTED.has(message.kind) && state.version !== null) state.version += 1;
   switch (message.kind) {
     case "hello":
       state.page = message.page;
@@ -85,7 +90,7 @@ function take(message) {
       tellView();
       break;
     case "snapshot":
-      if (!state.drawn) performance.mark("roost-snapshot");
+      state.version = message.version;
       state.rows = new Map(message.rows.map((row) => [row.id, row]));
       state.groups = message.groups;
       state.feed = message.feed;
@@ -565,5 +570,6 @@ document.addEventListener("DOMContentLoaded", () => {
   window.addEventListener("hashchange", route);
   document.addEventListener("visibilitychange", tellView);
   route();
+  take(JSON.parse($("roost-snapshot").textContent));     // the fleet as the page was served
   connect();
 });
