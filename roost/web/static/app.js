@@ -303,12 +303,13 @@ function inboxItem(row, reason) {
     } catch (error) { flash(form, error.message); }
     input.disabled = false;
   });
-  item.append(form);
-  item.append(el("div", {class: "row-actions"}, actionButton("Not now", async () => {
+  // Not now beside Send: one row of controls under each question on a phone.
+  form.append(actionButton("Not now", async () => {
     const result = await post("later", {id: row.id, minutes: LATER_MINUTES});
     setPutOff(row, result.until || Date.now() + LATER_MINUTES * 60000);
     schedule(true);
-  }, {"aria-label": "Not now: remind me in an hour"})));
+  }, {"aria-label": "Not now: remind me in an hour"}));
+  item.append(form);
   return item;
 }
 
