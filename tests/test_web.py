@@ -393,3 +393,24 @@ def test_the_page_holds_the_fleet_and_its_stream_sends_only_what_came_after(web,
     current.first("rows", where=lambda message: any(row["name"] == "renamed" for row in message["rows"]))
     assert [message["kind"] for message in current.messages].count("snapshot") == 0
     current.close()
+
+
+def test_machines_named_as_the_hubs_each_row_marked_and_answered_on_its_own(daemon):
+    """`--host local`: this machine as one of several (no ssh): rows carry their host and
+    an id of HOST:ID, and an answer goes to the row's machine with the job's own id."""
+    web = Web(daemon, "--host", "local")
+    try:
+        job_id = dispatch(daemon, ["sh", "-c", "read line; echo got $line; sleep 30"])
+        wait_row(daemon, job_id, lambda row: row["waitingFor"], what="the read")
+        cookie, csrf = web.pair()
+        stream = Stream(web, cookie)
+        snapshot = stream.first("snapshot", where=lambda message: any(row["id"] == f"local:{job_id}"
+                                                                     for row in message["rows"]))
+        stream.close()
+        row = next(row for row in snapshot["rows"] if row["id"] == f"local:{job_id}")
+        assert row["host"] == "local" and snapshot["hosts"] == ["local up"]
+        status, _ = web.post("/api/reply", {"id": f"local:{job_id}", "text": "there"}, cookie, csrf)
+        assert status == 200
+        wait_for(lambda: "got there" in daemon.call("peek", id=job_id)["text"], what="the answer on its machine")
+    finally:
+        web.stop()
