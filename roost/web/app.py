@@ -58,6 +58,7 @@ class WebApp:
         self.screens = screens
         self.pusher = pusher
         self._seen = {}          # device id -> when its lastSeen was last written
+        self._push_said = None   # the VAPID key pages subscribe with ("" once found missing)
 
     # -- WSGI -------------------------------------------------------------------------
 
@@ -177,11 +178,13 @@ class WebApp:
         return chunks()
 
     def _push_key(self):
-        try:
-            return self.pusher.public_key()
-        except Exception as error:       # no push on this machine: the page goes without
-            log.warning("web push is off: %s", error)
-            return None
+        if self._push_said is None:
+            try:
+                self._push_said = self.pusher.public_key()
+            except Exception as error:       # no push here (the one-file binary): the page goes without
+                log.warning("web push is off: %s", error)
+                self._push_said = ""
+        return self._push_said or None
 
     # -- what a page asks -------------------------------------------------------------
 
