@@ -138,6 +138,8 @@ def test_read_only_refuses_every_action_but_serves_the_page(daemon):
         stream = Stream(web, cookie)
         page_id = stream.first("hello")["page"]
         assert web.post("/api/view", {"page": page_id, "job": None}, cookie, csrf)[0] == 200
+        status, answer = web.post("/api/peek", {"id": job_id}, cookie, csrf)      # reading is no action
+        assert status == 200 and "text" in answer["result"]
         stream.close()
         assert "got yes" not in daemon.call("peek", id=job_id)["text"]
     finally:
@@ -147,12 +149,14 @@ def test_read_only_refuses_every_action_but_serves_the_page(daemon):
 def test_what_leaves_is_masked(web, daemon):
     job_id = dispatch(daemon, ["sh", "-c", f"echo 'the key is {SECRET} ok?'; read line"], name=f"job token={SECRET}")
     wait_row(daemon, job_id, lambda row: row["waitingFor"], what="the question")
-    cookie, _ = web.pair()
+    cookie, csrf = web.pair()
     stream = Stream(web, cookie)
     snapshot = stream.first("snapshot", where=lambda message: any(row["id"] == job_id for row in message["rows"]))
     stream.close()
     text = json.dumps(snapshot)
     assert SECRET not in text and "***" in text
+    status, answer = web.post("/api/peek", {"id": job_id}, cookie, csrf)          # a screen's last lines too
+    assert status == 200 and "the key is *** ok?" in answer["result"]["text"] and SECRET not in json.dumps(answer)
 
 
 def test_a_revoked_device_is_cut_off_at_once(web, daemon):

@@ -5,6 +5,7 @@
     GET  /api/stream       the page's event stream (SSE): hello, a snapshot, the changes
     POST /api/view         what a page shows {page, job, visible} (allowed read-only)
     POST /api/push         a page's push subscription (allowed read-only)
+    POST /api/peek         {id}: the last lines of a job's screen (allowed read-only)
     POST /api/reply        {id, text, requestId, mode?}: `reply` (a choice's keys, a typed answer)
     POST /api/keys         {id, keys}: `keys`, the key bar's names only
     POST /api/later        {id, minutes}: Not now (`notify later`)
@@ -26,6 +27,7 @@ import gevent
 from roost.client.connection import Refused as DaemonRefused
 from roost.web import page as page_html
 from roost.web.guard import Refused
+from roost.web.masked import masked
 from roost.web.pages import Page, encode
 
 log = logging.getLogger(__name__)
@@ -37,6 +39,7 @@ MAX_BODY = 64 * 1024
 KEY_BAR = ("Escape", "Tab", "BTab", "Up", "Down", "Left", "Right", "Enter", "C-c")
 TASK_ACTIONS = ("approve", "merge")
 SEEN_EVERY_S = 60.0
+PEEK_LINES = 6
 # The page's own files change only with roost: cached by the browser a day, their URLs
 # carrying roost's version (the page names them so), so an upgrade is fetched anew.
 STATIC_CACHE = ("Cache-Control", "public, max-age=86400, immutable")
@@ -200,6 +203,12 @@ class WebApp:
             self.screens.show(page, job)
         return {"page": page.id, "job": job}
 
+    def peek(self, device, body):
+        """The last lines of a job's screen (an inbox item without a question shows them)."""
+        link, job_id = self._job(body)
+        result = self.mirror.request(link, "peek", {"id": job_id, "lines": PEEK_LINES})
+        return {"id": body["id"], "text": masked(result.get("text") or "")}
+
     def push(self, device, body):
         from roost.web.push import check_subscription
 
@@ -256,10 +265,10 @@ class WebApp:
         return self.mirror.request(self.mirror.links[0], "task", args)
 
 
-ROUTES = {"view": WebApp.view, "push": WebApp.push, "reply": WebApp.reply, "keys": WebApp.keys,
+ROUTES = {"view": WebApp.view, "peek": WebApp.peek, "push": WebApp.push, "reply": WebApp.reply, "keys": WebApp.keys,
           "later": WebApp.later, "task": WebApp.task}
-# What a read-only page may still do: say what it shows, and be told of what needs you.
-OPEN_ROUTES = (WebApp.view, WebApp.push)
+# What a read-only page may still do: say what it shows, read a screen, be told of what needs you.
+OPEN_ROUTES = (WebApp.view, WebApp.peek, WebApp.push)
 
 
 def _body(environ):

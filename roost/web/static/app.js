@@ -258,6 +258,18 @@ function describeReply(result) {
   return result.error || "not submitted";
 }
 
+// An item without a question shows the last lines of its screen, read when it comes
+// into view (one peek per item drawn, not one per waiting job).
+const lastLines = new IntersectionObserver((entries) => {
+  for (const entry of entries) {
+    if (!entry.isIntersecting) continue;
+    lastLines.unobserve(entry.target);
+    post("peek", {id: entry.target.dataset.id})
+      .then((result) => { if (result.text) entry.target.textContent = result.text; })
+      .catch(() => {});
+  }
+});
+
 function inboxItem(row, reason) {
   const name = row.name || row.id;
   const text = row.question || row.summary || row.error || "it waits for you";
@@ -265,7 +277,13 @@ function inboxItem(row, reason) {
     el("a", {href: "#job=" + encodeURIComponent(row.id), class: "name", text: name}),
     el("span", {class: "muted", text: " " + (row.waitingFor || row.state) + " · " + ago(row.stateSince)}),
     reason ? el("span", {class: "reason", text: " · " + reason}) : null);
-  const item = el("li", {class: "need", "data-id": row.id}, head, el("p", {class: "question", text}));
+  const question = el("p", {class: "question", text});
+  const item = el("li", {class: "need", "data-id": row.id}, head, question);
+  if (!row.question) {
+    question.classList.add("screen-tail");
+    question.dataset.id = row.id;
+    lastLines.observe(question);
+  }
   if (row.choices && row.choices.length) {
     const choices = el("div", {class: "choices", role: "group", "aria-label": "Choices for " + name});
     for (const choice of row.choices) {
