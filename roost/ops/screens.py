@@ -12,12 +12,20 @@ An ended job's screen is answered from its log (`ended: true`) and not watched. 
 `attach`, a watch wakes no reaped job, answers none of the job's queries and holds no
 draft: it only reads the screen the daemon keeps."""
 
-from roost.ops import args as read
+from roost.contract import Flag, Integer, ListOf, Text
 from roost.ops import op
+from roost.ops.jobs import FINDS, JOB
 from roost.ops.terminal import _live, _screen_from_log
 from roost.term.screen_watch import ScreenWatch
 
-ENDED_ROWS = 40
+
+SCREEN = {
+    "id": Text(), "name": Text(),
+    "rows": Integer("The screen's rows (an ended job's: the lines rebuilt from its log)."), "cols": Integer(),
+    "lines": ListOf(Text(), "Its rows as text, top first."),
+    "cursor": ListOf(Integer(), "[row, col], from 0."),
+    "ended": Flag("The job's terminal is done: its screen rebuilt from its log, and not watched."),
+}
 
 
 def _key(job_id):
@@ -25,11 +33,11 @@ def _key(job_id):
     return ("screen", job_id)
 
 
-@op("screen")
+@op("screen", args={"id": JOB}, result=SCREEN, codes=FINDS)
 def screen(call):
     """roost's own (issue 30): a job's screen as rows of text, then only the rows that
     change, pushed on this connection until `screen-stop` or its end."""
-    job = call.services.jobs.resolve(read.text(call.args, "id", min_length=1))
+    job = call.services.jobs.resolve(call.args["id"])
     session = call.session
     earlier = session.attachments.pop(_key(job.id), None)
     if earlier is not None:
@@ -53,10 +61,12 @@ def screen(call):
     return {"id": job_id, "name": job.name, **first, "ended": False}
 
 
-@op("screen-stop", quick=True)
+@op("screen-stop", quick=True, args={"id": Text("A job whose screen this connection watches (its id as screen "
+                                                  "answered).", min_length=1)},
+    result={"id": Text()})
 def screen_stop(call):
     """roost's own (issue 30): the watch of a job's screen on this connection ends."""
-    job_id = read.text(call.args, "id", min_length=1)
+    job_id = call.args["id"]
     watch = call.session.attachments.pop(_key(job_id), None)
     if watch is not None:
         watch.release()
