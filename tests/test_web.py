@@ -99,6 +99,31 @@ def test_a_change_needs_the_csrf_token(web, daemon):
     wait_for(lambda: "got yes" in daemon.call("peek", id=job_id)["text"], what="the reply typed")
 
 
+def test_a_request_id_the_reply_row_refuses_is_refused_never_dropped(web, daemon):
+    job_id = dispatch(daemon, ["sh", "-c", "read line; echo got $line; sleep 30"])
+    wait_row(daemon, job_id, lambda row: row["waitingFor"], what="the read")
+    cookie, csrf = web.pair()
+    # Too long for the reply row's requestId: a reply sent without it could be typed twice.
+    status, answer = web.post("/api/reply", {"id": job_id, "text": "yes", "requestId": "r" * 120}, cookie, csrf)
+    assert status == 409 and answer["code"] == "bad_request" and "requestId" in answer["error"]
+    status, answer = web.post("/api/reply", {"id": job_id, "text": "yes", "requestId": 7}, cookie, csrf)
+    assert status == 400 and "requestId" in answer["error"]
+    assert "got yes" not in daemon.call("peek", id=job_id)["text"]
+
+
+def test_a_daemon_that_cannot_be_reached_is_the_pages_503(daemon):
+    # Told the socket (as the daemon's own `roost web` is), it starts no daemon of its own.
+    web = Web(daemon, env={"ROOST_SOCKET": daemon.socket})
+    try:
+        cookie, csrf = web.pair()
+        daemon.stop()
+        status, answer = web.post("/api/keys", {"id": "abc", "keys": ["Enter"]}, cookie, csrf)
+        assert status == 503 and "unreachable" in answer["error"], answer
+    finally:
+        web.stop()
+    assert "Traceback" not in web.log_text(), web.log_text()[-3000:]
+
+
 def test_not_now_puts_a_wait_off(web, daemon):
     job_id = dispatch(daemon, ["sh", "-c", "echo 'go on?'; read line"])
     wait_row(daemon, job_id, lambda row: row["waitingFor"], what="the question")

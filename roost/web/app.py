@@ -230,7 +230,11 @@ class WebApp:
         if not isinstance(text, str) or not text.strip():
             raise Refused(400, "the reply is empty")
         args = {"id": job_id, "text": text}
-        if isinstance(request_id, str) and 0 < len(request_id) <= 100:
+        if request_id is not None:
+            if not isinstance(request_id, str):
+                raise Refused(400, "requestId must be a string")
+            # The reply row's requestId field says what it takes (1-64 of A-Z a-z 0-9 _ . : -):
+            # one it refuses comes back as the daemon's bad_request, never sent without it.
             args["requestId"] = "web-" + request_id
         if body.get("mode") in ("steer", "followUp"):
             args["mode"] = body["mode"]
@@ -291,7 +295,7 @@ def _body(environ):
 def _json(start_response, status, value):
     reason = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
               409: "Conflict", 413: "Payload Too Large", 421: "Misdirected Request",
-              429: "Too Many Requests"}.get(status, "Error")
+              429: "Too Many Requests", 503: "Service Unavailable"}.get(status, "Error")
     data = json.dumps(value, ensure_ascii=False).encode("utf-8")
     start_response(f"{status} {reason}", [("Content-Type", "application/json; charset=utf-8"), *SECURITY_HEADERS])
     return [data]

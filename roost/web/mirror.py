@@ -16,9 +16,10 @@ import time
 import gevent
 import gevent.lock
 
-from roost.client.connection import Lost, Refused, Unreachable
+from roost.client.connection import Lost, Unreachable
 from roost.hub.fleet import Fleet
 from roost.hub.links import job_id_of, tagged_id
+from roost.web.guard import Refused
 from roost.web.masked import masked
 
 log = logging.getLogger(__name__)
@@ -191,7 +192,9 @@ class Mirror:
         return link, job_id_of(row)
 
     def request(self, link, op, args):
-        """The result of one request on the machine's requests connection; Refused."""
+        """The result of one request on the machine's requests connection: the daemon's
+        refusal as roost.client's Refused; a machine that cannot be reached is the page's
+        503 (not a code of the protocol: no daemon answered)."""
         client, lock = self._actions.get(link.name) or (None, None)
         if lock is None:
             lock = gevent.lock.Semaphore()
@@ -200,7 +203,10 @@ class Mirror:
             for attempt in (1, 2):
                 client = self._actions[link.name][0]
                 if client is None:
-                    client = link.opener()
+                    try:
+                        client = link.opener()
+                    except (Unreachable, OSError) as error:
+                        raise Refused(503, f"{link.name} is unreachable: {error}") from error
                     self._actions[link.name] = (client, lock)
                 try:
                     return client.call(op, args)
@@ -211,6 +217,6 @@ class Mirror:
                     except OSError:
                         pass
                     if attempt == 2:
-                        raise Refused("unreachable", f"{link.name}: {error}")
-        raise Refused("unreachable", link.name)
+                        raise Refused(503, f"{link.name} is unreachable: {error}")
+        raise Refused(503, f"{link.name} is unreachable")
 
