@@ -407,7 +407,7 @@ function drawBoard() {
 }
 
 function reviewItem(task, workspace) {
-  const summary = workspace.summary || workspace.diffstat || workspace.note || "";
+  const summary = workspace.note || "";
   const item = el("li", {class: "review"},
     el("div", {class: "need-head"}, el("strong", {text: "#" + task.id + " " + (task.title || "")}),
        el("span", {class: "muted", text: " " + workspace.stage + (workspace.branch ? " · " + workspace.branch : "")})),
