@@ -25,7 +25,7 @@ def test_commands_options_and_words(daemon):
     assert complete(daemon, "list", "--w") == ["--watch"]
     assert complete(daemon, "completion", "") == ["bash", "fish", "zsh"]
     assert complete(daemon, "task", "cl") == ["claim", "claim-paths", "cleanup"]
-    assert complete(daemon, "notify", "") == ["test"]
+    assert complete(daemon, "notify", "") == ["ntfy", "test"]
     assert complete(daemon, "nosuch", "") == []
 
 

@@ -29,7 +29,9 @@ def start_hub(tmux, argv=HUB, width=120, height=40, **env):
 
 def asker(daemon, name="asker"):
     job_id = dispatch(daemon, agent("asks_question.py"), name=name, term={"settleMs": 200})
-    wait_row(daemon, job_id, lambda current: current["state"] == "blocked", what=f"{name} to wait")
+    # Its question shown: the pause before it (0.2 s, as long as settleMs) may read as a wait too.
+    wait_row(daemon, job_id, lambda current: current["state"] == "blocked" and "Choose" in (current["summary"] or ""),
+             what=f"{name} to ask")
     return job_id
 
 

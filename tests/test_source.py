@@ -114,11 +114,14 @@ RANKS = {
     "roost.mcp_server": 4,
     # the hub: a client of the wire like the CLI, which starts it (curses, no gevent)
     "roost.hub": 5,
+    # `roost web`: a client of the wire like the hub (its Fleet), a gevent process patched
+    # by the CLI's command at the one patch site; it masks with roost.notify's masking
+    "roost.web": 12,
     "roost.cli": 23,
     "roost.__main__": 24,
 }
 # The clients' side: nothing of the daemon's imports them.
-CLIENT_SIDE = ("roost.client", "roost.mcp_server", "roost.hub", "roost.cli")
+CLIENT_SIDE = ("roost.client", "roost.mcp_server", "roost.hub", "roost.web", "roost.cli")
 
 
 def package_of(dotted):
@@ -246,6 +249,11 @@ def test_a_planted_gevent_import_in_the_screen_breaks_its_rule():
 HEAVY = ("gevent", "dulwich", "pexpect", "pyte", "ujson")
 # `roost daemon --foreground` is the daemon itself: the CLI's daemon command may import it.
 CLI_EXCEPTIONS = {"roost.cli.commands.daemon": "`--foreground` runs the daemon in this process"}
+# `roost web` serves in its own process, patched first (roost.daemon.patching) by its
+# command; its devices and guard, which `roost web devices` and `revoke` use, stay light.
+CLI_EXCEPTIONS.update({name: "`roost web` serves in this process (gevent's pywsgi)" for name in (
+    "roost.cli.commands.web", "roost.web.run", "roost.web.server", "roost.web.app", "roost.web.mirror",
+    "roost.web.pages", "roost.web.screens", "roost.web.push")})
 
 
 def cli_violations(modules):

@@ -18,6 +18,7 @@ COMMANDS = {
     "profiles": ("profiles", "list the agent profiles: the built-in ones and roost.json's"),
     "doctor": ("doctor", "check roost (home, socket, keeper, version, sinks) and each profile's agent"),
     "hub": ("hub", "the whole fleet on one live screen (also `roost` alone in a terminal)"),
+    "web": ("web", "the fleet from a browser or a phone: one page, what needs you first"),
     "list": ("list", "list the jobs"),
     "notify": ("notify", "notifications: `test` sends one to each sink"),
     "attach": ("attach", "join a job's live terminal (detach with Ctrl-q)"),

@@ -104,6 +104,7 @@ def serve(foreground=False, detached=False):
     # A partial, not a lambda: one Python frame less on every request.
     server = Server(listener, functools.partial(ops.run, services), services.origins.place)
     server.start()
+    services.web.start()        # roost.json's `web`: it connects to the socket now serving
     # A signal stops the daemon, not the jobs: a restart, an upgrade or a logout must
     # not take the user's sessions with it (the keeper holds them for the next daemon).
     # Only `shutdown` without keepWorkers ends every job.

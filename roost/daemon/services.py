@@ -9,6 +9,7 @@ Mercurial's command server builds its own); the ops reach them through `call.ser
     bus -> orders; jobs, launcher, replies, subscribers, orders -> concierge -> digests
     bus -> subscribers
     config, subscribers, board -> notifier (row changes, removals, the feed's stage changes)
+    config -> web keeper (roost.json's `web`: a `roost web` kept running once the socket serves)
 
 Every hook (who hears of a keeper's exit, a run's start, a row's change, a removal, an
 event) is wired here, after the parts are built, so the order they fire in is written in
@@ -27,6 +28,7 @@ from roost.board.workspaces import Workspaces
 from roost.concierge.desk import ConciergeDesk
 from roost.concierge.digests import Digests
 from roost.concierge.orders import StandingOrders
+from roost.daemon.web_keeper import WebKeeper
 from roost.config import Config
 from roost.events.bus import EventBus
 from roost.events.feed import EventFeed
@@ -78,6 +80,7 @@ class Services:
         self.started_at = now_ms()
         self.shutdown = ShutdownRequest()
         self.config = Config(home)
+        self.web = WebKeeper(self.config, home, socket_path)     # roost.json's `web`: started once serving
         self.keeper = KeeperClient(home, user_umask)
         self.feed = EventFeed(home)
         self.bus = EventBus(self.feed)
@@ -187,6 +190,7 @@ class Services:
         """With keepWorkers the keeper and every job go on for the next daemon; without,
         every job is stopped and the keeper leaves once they are gone."""
         self.bus.publish("daemon", "roost stopping" + (": its jobs go on" if keep_workers else ""))
+        self.web.stop()
         self.scheduler.stop()
         self.digests.stop()
         self.limit_resumes.stop()

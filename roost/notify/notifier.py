@@ -9,7 +9,8 @@ waiting in a pause between two prints calls no one. Routing by attention: nothin
 to the desktop for a job a person is attached to, or has selected in a hub whose
 terminal has the focus (`notify {action: "focus"}`). A question still unanswered after
 `reminderMinutes` (default 15; 0 or null: never) is told once more, marked as a
-reminder.
+reminder; so is one a person put off ("Not now" on a page of `roost web`:
+`notify {action: "later"}`), when the time they chose has passed.
 
 roost.json:
 
@@ -20,6 +21,7 @@ roost.json:
 
 import logging
 import time
+from urllib.parse import quote
 
 import gevent
 
@@ -161,12 +163,26 @@ class Notifier:
                    "summary": f"#{task['id']} {task.get('title') or ''}: {workspace.get('note') or 'review'}"}
             self.send(self.note("review", row, task=task["id"]), settings)
 
+    def later(self, row, seconds):
+        """Not now (a page of `roost web`): the row's wait is told again in `seconds`, as a
+        reminder, whatever `reminderMinutes` says; None when it waits for nothing."""
+        kind = need(row)
+        if kind is None:
+            return None
+        job_id = row["id"]
+        wait = (kind, row.get("stateSince"))
+        self._waits[job_id] = wait
+        self._latest[job_id] = row
+        self._cancel(job_id)
+        self._timers[job_id] = gevent.spawn_later(seconds, self._remind, job_id, wait)
+        return int(time.time() * 1000 + seconds * 1000)
+
     def _remind(self, job_id, wait):
         self._timers.pop(job_id, None)
         row = self._latest.get(job_id)
         if self._waits.get(job_id) != wait or row is None:
             return
-        self.send(self.note("question", row, reminder=True), self.settings())
+        self.send(self.note(wait[0], row, reminder=True), self.settings())
 
     def _cancel(self, job_id):
         timer = self._timers.pop(job_id, None)
@@ -193,7 +209,19 @@ class Notifier:
                 "at": int(time.time() * 1000), "reminder": reminder}
         if task is not None:
             note["task"] = task
+        page = self.page_url()
+        if page and row.get("id"):
+            note["url"] = f"{page}/#job={quote(str(row['id']), safe='')}"
         return note
+
+    def page_url(self):
+        """Where people open `roost web`'s page (roost.json's `web.url`, else its
+        `behindProxy`): a notification links to its job there."""
+        web = self._config.get("web")
+        if not isinstance(web, dict):
+            return None
+        url = web.get("url") or web.get("behindProxy")
+        return url.rstrip("/") if isinstance(url, str) and url.startswith(("https://", "http://")) else None
 
     def send(self, note, settings, wait=False):
         """To each sink the settings name; with `wait`, [(sink, ok, why not)] once done."""
