@@ -83,6 +83,7 @@ def within(name, *packages):
 RANKS = {
     # the leaves everything may use
     "roost": -1, "roost.codec": 0, "roost.errors": 0, "roost.paths": 0, "roost.framing": 0, "roost.controls": 0,
+    "roost.states": 0,
     # the house's one atomic writer (standard library only): the store, the keeper and the
     # term's log all write through it
     "roost.unix.files": 0,
