@@ -9,6 +9,8 @@ import time
 
 import gevent
 
+from roost import blocking
+
 log = logging.getLogger(__name__)
 
 POLL_S = 0.05
@@ -55,7 +57,7 @@ def jobs_with_processes():
 
 def scan(job_id):
     """job_processes() off the loop: reading every process's environment takes a while."""
-    return gevent.get_hub().threadpool.apply(job_processes, (job_id,))
+    return blocking.call(job_processes, job_id)
 
 
 def _signal_each(pids, number):

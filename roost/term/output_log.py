@@ -14,8 +14,7 @@ so the part is written at its size, which only this daemon changes.
 import os
 import time
 
-import gevent
-
+from roost import blocking
 from roost.unix.files import open_own, open_own_for_reading
 
 LOG_NAME = "output.log"
@@ -95,7 +94,7 @@ class OutputLog:
         os.rename(self.path, self.old_path)
         self._open(truncate=True)
         if discarded is not None:
-            gevent.get_hub().threadpool.spawn(_remove, discarded)
+            blocking.start(_remove, discarded)
 
     def tail(self, size):
         """The last `size` bytes written (from both parts)."""
