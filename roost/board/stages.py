@@ -12,7 +12,7 @@ For such a task the stage is the truth; `state` follows the claim as for any tas
 (open, claimed), and `merged` is `state: done`.
 """
 
-from roost.board.board import now_ms
+from roost.clock import now_ms
 from roost.errors import RoostError
 from roost.states import check_table
 

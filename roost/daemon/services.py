@@ -17,6 +17,7 @@ one place: `_wire`.
 
 import logging
 
+import gevent
 import gevent.event
 
 from roost import __version__
@@ -24,6 +25,7 @@ from roost.board.actions import BoardActions
 from roost.board.board import TaskBoard
 from roost.board.radar import Radar
 from roost.board.workspaces import Workspaces
+from roost.clock import Clock
 from roost.concierge.desk import ConciergeDesk
 from roost.concierge.digests import Digests
 from roost.concierge.orders import StandingOrders
@@ -37,7 +39,6 @@ from roost.jobs.launcher import Launcher
 from roost.jobs.limit_resume import LimitResumer
 from roost.jobs.origins import ProcessOrigins
 from roost.jobs.reaping import Reaper
-from roost.jobs.record import now_ms
 from roost.jobs.registry import JobRegistry
 from roost.jobs.replies import ReplyDesk
 from roost.jobs.runner import JobRunner
@@ -74,23 +75,25 @@ class Services:
     def __init__(self, home, socket_path, user_umask):
         self.home = home
         self.socket_path = socket_path
-        self.started_at = now_ms()
+        # The one clock the parts that decide by time read (a test hands them its own).
+        self.clock = Clock(gevent.spawn_later)
+        self.started_at = self.clock.now_ms()
         self.shutdown = ShutdownRequest()
         self.config = Config(home)
         self.keeper = KeeperClient(home, user_umask)
         self.feed = EventFeed(home)
         self.bus = EventBus(self.feed)
-        self.jobs = JobRegistry(home, self.bus)
+        self.jobs = JobRegistry(home, self.bus, self.clock)
         self.runner = JobRunner(self.jobs, self.keeper, self.config, socket_path, roost_on_path.install(home))
         self.origins = ProcessOrigins(self.jobs, lambda: self.keeper.keeper_pid)
         self.links = AgentLinks(self.jobs)
         self.replies = ReplyDesk(self.jobs, self.runner, self.links)
-        self.reaper = Reaper(self.jobs, self.runner, self.config)
+        self.reaper = Reaper(self.jobs, self.runner, self.config, self.clock)
         # Every part that starts jobs (dispatch, spawn, the board, schedules) starts them here.
         self.launcher = Launcher(self.jobs, self.runner, self.replies, self.config)
         self.timelines = Timelines(self.jobs)
         self.sessions = SessionFinder(self.jobs, self.timelines)
-        self.limit_resumes = LimitResumer(self.jobs, self.replies, self.config, self.bus)
+        self.limit_resumes = LimitResumer(self.jobs, self.replies, self.config, self.bus, self.clock)
         self.directory = PeerDirectory(self.jobs)
         self.messenger = Messenger(self.directory, self.runner, self.replies, self.links, self.bus)
         self.watches = Watches(home, self.jobs, self.directory, self.messenger)
@@ -98,15 +101,16 @@ class Services:
         self.board = TaskBoard(home)
         self.board_actions = BoardActions(self.board, self.jobs, self.directory, self.messenger, self.bus,
                                           self.subscribers.push)
-        self.notifier = Notifier(self.config, self.subscribers.push, self.attached, self.board.get)
+        self.notifier = Notifier(self.config, self.subscribers.push, self.attached, self.board.get, self.clock)
         self.workspaces = Workspaces(home, self.board, self.board_actions, self.jobs, self.config,
                                      self.launcher)
-        self.schedules = ScheduleBook(home, self.jobs, self.config)
-        self.scheduler = Scheduler(self.schedules, self.jobs, self.runner, self.launcher, self.replies, self.bus)
+        self.schedules = ScheduleBook(home, self.jobs, self.config, self.clock)
+        self.scheduler = Scheduler(self.schedules, self.jobs, self.runner, self.launcher, self.replies, self.bus,
+                                   self.clock)
         self.orders = StandingOrders(home, self.bus)
         self.concierge = ConciergeDesk(home, self.jobs, self.runner, self.launcher, self.replies, self.config,
                                        self.bus, self.subscribers.push, self.orders)
-        self.digests = Digests(self.jobs, self.concierge, self.orders, self.messenger, self.config)
+        self.digests = Digests(self.jobs, self.concierge, self.orders, self.messenger, self.config, self.clock)
         # the overlap radar reads a worktree again when its holder goes quiet (issue 20)
         self.radar = Radar(self.board, self.board_actions, self.workspaces)
         self._wire()

@@ -18,6 +18,7 @@ import time
 
 from roost.client import terminal
 from roost.client.connection import new_request_id
+from roost.clock import now_ms
 from roost.hub import actions, views
 from roost.hub.editor import CANCEL, DONE, ESCAPE, LineEditor
 from roost.hub.fleet import Fleet
@@ -118,7 +119,7 @@ class Hub(Machines):
                    for link in self.links if link.client is None or link.connecting]
         if self.pager is not None:
             return min(retries) if retries else None
-        now = int(time.time() * 1000)
+        now = now_ms()
         changes = [age_changes_in(since_of(entry[1], entry[2]), now) for entry in
                    (self.entries[index] for index in self.painter.shown if index < len(self.entries))
                    if entry[0] == "row"]

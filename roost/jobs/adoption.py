@@ -12,8 +12,9 @@ import gevent
 import gevent.event
 
 from roost import store
+from roost.clock import now_ms
 from roost.jobs import recovery
-from roost.jobs.record import end_state, now_ms
+from roost.jobs.record import end_state
 from roost.jobs.run_end import DRAIN_WAIT_S, recorded_exit
 
 log = logging.getLogger(__name__)

@@ -23,8 +23,8 @@ import time
 import gevent
 import gevent.event
 
+from roost.clock import now_ms
 from roost.errors import RoostError
-from roost.jobs.record import now_ms
 from roost.term.reading import ready_for_text, shows_dialog
 from roost.term.typist import typed_not_submitted
 

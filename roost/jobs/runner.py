@@ -11,9 +11,10 @@ import os
 
 import gevent
 
+from roost.clock import now_ms
 from roost.errors import RoostError
 from roost.jobs import builtin_profiles, launch, limits, processes, sessions
-from roost.jobs.record import END_STATES, LIVE_STATES, now_ms
+from roost.jobs.record import END_STATES, LIVE_STATES
 from roost.jobs.run_end import MAX_QUICK_DEATHS, QUICK_DEATH_MS, RunEnds, recorded_exit
 from roost.jobs.unread import UnreadWatch
 from roost.keeper.client import KeeperError, KeeperRefused

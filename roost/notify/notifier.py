@@ -19,7 +19,6 @@ roost.json:
 """
 
 import logging
-import time
 
 import gevent
 
@@ -72,10 +71,12 @@ class Settings:
 
 
 class Notifier:
-    def __init__(self, config, push, attached, board_task):
+    def __init__(self, config, push, attached, board_task, clock):
         """`push(message)` to the subscribed hubs; `attached(job_id)`: a person is in
-        that job's terminal; `board_task(task_id)`: the board's task, or None."""
+        that job's terminal; `board_task(task_id)`: the board's task, or None; `clock`
+        (roost.clock): when a wait has settled and when a reminder is due."""
         self._config = config
+        self._clock = clock
         self._push = push
         self._attached = attached
         self._board_task = board_task
@@ -122,7 +123,7 @@ class Notifier:
         self._cancel(job_id)
         # Told once the wait has held a moment: a screen judged waiting between two
         # prints (a pause in the output) is no wait to call anyone for.
-        self._timers[job_id] = gevent.spawn_later(SETTLE_S, self._tell, job_id, wait)
+        self._timers[job_id] = self._clock.call_later(SETTLE_S, self._tell, job_id, wait)
 
     def _tell(self, job_id, wait):
         self._timers.pop(job_id, None)
@@ -135,7 +136,7 @@ class Notifier:
             return
         self.send(self.note(kind, row), settings)
         if kind == "question" and settings.reminder_s:
-            self._timers[job_id] = gevent.spawn_later(settings.reminder_s, self._remind, job_id, wait)
+            self._timers[job_id] = self._clock.call_later(settings.reminder_s, self._remind, job_id, wait)
 
     def removed(self, row):
         self._waits.pop(row["id"], None)
@@ -190,7 +191,7 @@ class Notifier:
         title = f"roost: {name} {SAYS[kind]}" + (" (still waiting)" if reminder else "")
         note = {"kind": kind, "id": row.get("id"), "name": mask(name), "title": mask(title),
                 "body": mask(first_line(what)), "waitingFor": row.get("waitingFor"),
-                "at": int(time.time() * 1000), "reminder": reminder}
+                "at": self._clock.now_ms(), "reminder": reminder}
         if task is not None:
             note["task"] = task
         return note
@@ -222,7 +223,7 @@ class Notifier:
         """`roost notify test`: one notification to each sink the settings name."""
         note = {"kind": "test", "id": None, "name": "roost", "title": "roost: a test notification",
                 "body": "roost notify test: this sink works", "waitingFor": None,
-                "at": int(time.time() * 1000), "reminder": False}
+                "at": self._clock.now_ms(), "reminder": False}
         return self.send(note, self.settings(), wait=True)
 
 
