@@ -5,7 +5,7 @@ module's docstring is its own docopt usage, so `roost --help` imports almost not
 import os
 import sys
 
-from roost import __version__
+from roost import __version__, job_identity
 from roost.cli.commands import COMMANDS
 
 USAGE = """roost: run many coding agents on one machine, and keep them.
@@ -72,7 +72,7 @@ def _host_of_environment(env):
     """ROOST_HOST, outside a job: a job's own commands always go to the daemon that runs
     it (ROOST_SOCKET), whatever the environment it inherited."""
     host = env.get("ROOST_HOST")
-    if host and not (env.get("ROOST_JOB_ID") or env.get("PI_JOB_ID")):
+    if host and not job_identity.job_id(env):
         return [host]
     return []
 

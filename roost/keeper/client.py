@@ -23,6 +23,7 @@ import gevent
 import gevent.event
 import gevent.lock
 
+from roost import job_identity
 from roost.framing import LineTooLong, MessageReader, encode_line
 from roost.keeper import wire as keeper_wire
 from roost.unix import private_socket
@@ -33,10 +34,6 @@ log = logging.getLogger(__name__)
 _RECV_FDS_ROOM = socket.CMSG_SPACE(253 * array.array("i").itemsize)
 START_TIMEOUT = 10.0
 CALL_TIMEOUT = 30.0
-# What a keeper must not inherit from the daemon's environment: a daemon started from
-# inside a job would otherwise pass that job's identity on.
-_IDENTITY = ("ROOST_JOB_ID", "ROOST_JOB_TOKEN", "ROOST_JOB_DIR", "ROOST_JOB_PERSON", "PI_JOB_ID", "PI_JOB_TOKEN",
-             "PI_DAEMON_SOCK", "PI_JOB_DIR")
 
 
 class Pty(collections.namedtuple("Pty", "pid master carry")):
@@ -137,9 +134,9 @@ class KeeperClient:
     def _start_keeper(self):
         from roost.bundle.userenv import detached_environ, roost_command
 
-        environ = detached_environ()
-        for name in _IDENTITY:
-            environ.pop(name, None)
+        # A keeper never inherits the daemon's job identity: a daemon started from inside
+        # a job would otherwise pass that job's on.
+        environ = job_identity.without(detached_environ())
         environ["ROOST_HOME"] = self.home
         if not getattr(sys, "frozen", False):
             # From source the keeper must import the same roost as this daemon, whatever
