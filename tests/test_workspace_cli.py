@@ -80,7 +80,7 @@ def test_approve_dry_shows_control_characters_and_hash_approves_only_what_was_sh
     root = project_repo(str(tmp_path / "repo"), verify=HIDING)
     cli(daemon, "add", "Hidden", "--project", root)
     shown = cli(daemon, "approve", "1", "--dry")
-    assert "verify: make test\\r\\e[2Kecho all is well" in shown
+    assert "verify: make test\\x0d\\x1b[2Kecho all is well" in shown
     assert "\x1b" not in shown and "\r" not in shown
     digest = shown.split("hash: ")[1].split()[0]
     assert f"roost task approve 1 --hash {digest}" in shown
