@@ -4,7 +4,8 @@ Mercurial's command server builds its own); the ops reach them through `call.ser
     config, keeper, feed -> bus -> jobs -> runner -> links -> replies, reaper, launcher
     jobs, runner, replies -> timelines (each job's flight recorder) -> sessions (each agent's own)
     jobs, replies, config, bus -> limit resumes (parked jobs typed into at their reset)
-    jobs -> directory -> messenger -> watches (peers) -> board, its actions -> workspaces -> radar
+    jobs -> directory -> messenger -> watches (peers) -> board, its actions -> stages, task locks
+      -> checks -> preparations, reviews, merges, exits -> upkeep -> workspaces; radar
     jobs, launcher -> schedules (the book) -> scheduler (their one timer)
     bus -> orders; jobs, launcher, replies, subscribers, orders -> concierge -> digests
     bus -> subscribers
@@ -23,7 +24,15 @@ import gevent.event
 from roost import __version__
 from roost.board.actions import BoardActions
 from roost.board.board import TaskBoard
+from roost.board.exits import Exits
+from roost.board.locks import TaskLocks
+from roost.board.merging import Merges
+from roost.board.preparing import Preparations
 from roost.board.radar import Radar
+from roost.board.review import Reviews
+from roost.board.stages import Stages
+from roost.board.upkeep import Upkeep
+from roost.board.verifying import Checks
 from roost.board.workspaces import Workspaces
 from roost.clock import Clock
 from roost.concierge.desk import ConciergeDesk
@@ -102,8 +111,19 @@ class Services:
         self.board_actions = BoardActions(self.board, self.jobs, self.directory, self.messenger, self.bus,
                                           self.subscribers.push)
         self.notifier = Notifier(self.config, self.subscribers.push, self.attached, self.board.get, self.clock)
-        self.workspaces = Workspaces(home, self.board, self.board_actions, self.jobs, self.config,
-                                     self.launcher)
+        # The board's workspaces: the shared parts once (a workspace's stage, one greenlet
+        # at a time per task), then each part with what it uses.
+        self.stages = Stages(self.board, self.board_actions)
+        self.task_locks = TaskLocks(self.board, self.stages)
+        board_parts = (self.board, self.board_actions, self.stages, self.task_locks)
+        self.checks = Checks(home, *board_parts, self.jobs, self.launcher)
+        self.preparations = Preparations(home, *board_parts, self.launcher, self.config, self.clock, self.checks)
+        self.reviews = Reviews(*board_parts)
+        self.merges = Merges(*board_parts, self.checks)
+        self.exits = Exits(self.board_actions, self.task_locks)
+        self.upkeep = Upkeep(home, *board_parts, self.jobs, self.checks, self.preparations, self.merges)
+        self.workspaces = Workspaces(home, *board_parts, self.checks, self.preparations, self.reviews, self.merges,
+                                     self.exits, self.upkeep)
         self.schedules = ScheduleBook(home, self.jobs, self.config, self.clock)
         self.scheduler = Scheduler(self.schedules, self.jobs, self.runner, self.launcher, self.replies, self.bus,
                                    self.clock)
@@ -112,7 +132,7 @@ class Services:
                                        self.bus, self.subscribers.push, self.orders)
         self.digests = Digests(self.jobs, self.concierge, self.orders, self.messenger, self.config, self.clock)
         # the overlap radar reads a worktree again when its holder goes quiet (issue 20)
-        self.radar = Radar(self.board, self.board_actions, self.workspaces)
+        self.radar = Radar(self.board, self.board_actions)
         self._wire()
 
     def _wire(self):
@@ -124,7 +144,7 @@ class Services:
         self.replies.on_typed.append(self.timelines.typed)
         self.runner.on_started.append(self.replies.kick)     # a started run's replies are typed
         self.runner.on_adopted.append(self.replies.resume)   # and an adopted one's waiting ones
-        checks = self.workspaces.checks
+        checks = self.checks
         for hook in (self.timelines.row_changed, self.sessions.row_changed, self.reaper.row_changed,
                      self.subscribers.row_changed, self.board_actions.row_changed, checks.row_changed,
                      self.concierge.row_changed, self.notifier.row_changed, self.radar.row_changed,
@@ -139,7 +159,8 @@ class Services:
         self.bus.listeners.append(self.notifier.event)      # what needs the person, told once
         self.bus.listeners.append(self.radar.heard)         # a land or a commit: the others read again
         self.orders.on_change = self.digests.changed
-        self.board_actions.finish_workspace = self.workspaces.finish   # M55: a workspace's done
+        self.board_actions.done_by.append(self.workspaces.finish)     # M55: a workspace's done
+        self.checks.on_setup_passed.append(self.preparations.launch_session)   # then its session starts
 
     def attached(self, job_id):
         """A person is in this job's terminal now (roost attach, the hub's enter)."""
