@@ -5,15 +5,9 @@ import os
 import subprocess
 import sys
 
-from conftest import PYTHON, ROOT, wait_for
+from clikit import cli
+from conftest import ROOT, wait_for
 from roost.cli.commands import COMMANDS
-
-
-def cli(home, *argv, env=None, timeout=30):
-    environ = {**os.environ, "ROOST_HOME": home, "PYTHONPATH": ROOT, **(env or {})}
-    environ.pop("ROOST_SOCKET", None) if "ROOST_SOCKET" not in (env or {}) else None
-    return subprocess.run([PYTHON, "-m", "roost", *argv], env=environ, capture_output=True,
-                          timeout=timeout, cwd="/")
 
 
 def stop_daemon(home):

@@ -9,8 +9,7 @@ import re
 import time
 
 from conftest import wait_for
-from jobkit import agent, job_record, row, wait_row, write_config
-from test_schedules import edit_schedules
+from jobkit import agent, edit_schedules, job_record, row, wait_row, write_config
 
 LIMIT_TERM = {"settleMs": 200, "waiting": r"^> ?$",
               "limit": r"^You've hit your limit · resets (?P<reset>.+)$"}
@@ -287,7 +286,7 @@ def test_a_board_start_into_a_known_limit_waits_for_the_reset(daemon, tmp_path):
 
 
 def test_the_resume_waits_for_an_attached_persons_draft(daemon, tmp_path):
-    from test_attach import Attacher
+    from attachkit import Attacher
 
     job_id = launch(daemon, tmp_path, 1)
     resets_at = at_limit(daemon, job_id)["resetsAt"]

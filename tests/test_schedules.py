@@ -13,7 +13,7 @@ import zoneinfo
 import pytest
 
 from conftest import DaemonProcess, wait_for
-from jobkit import agent, alive, dispatch, job_processes, output, row, wait_row, wait_state, write_config
+from jobkit import agent, alive, dispatch, edit_schedules, job_processes, output, row, wait_row, wait_state, write_config
 from roost.errors import RoostError
 from roost.schedule import when as clock
 
@@ -106,16 +106,6 @@ def schedule(daemon, name):
 def schedule_events(daemon, name):
     return [event for event in daemon.call("events", limit=1000)["events"]
             if event["kind"] == "schedule" and event.get("schedule") == name]
-
-
-def edit_schedules(home, change):
-    path = os.path.join(home, "schedules.json")
-    with open(path) as handle:
-        data = json.load(handle)
-    for record in data["schedules"]:
-        change(record)
-    with open(path, "w") as handle:
-        json.dump(data, handle)
 
 
 @pytest.fixture
@@ -244,7 +234,7 @@ def test_a_target_schedule_tells_a_waiting_session_and_skips_one_that_is_gone(da
 
 
 def test_a_resumable_run_cut_short_by_a_restart_carries_on_with_its_resume_argv(daemon):
-    from test_jobs_survive import keeper_pid
+    from jobkit import keeper_pid
     write_config(daemon.home, {"agentProfiles": {"ticker": {
         "command": agent("works_a_while.py", 60, 0.2), "resume": agent("prompt_echo.py", 0.1)}}})
     daemon.call("schedule-add", name="long", when="daily 04:00",
@@ -272,7 +262,8 @@ def test_a_resumable_run_cut_short_by_a_restart_carries_on_with_its_resume_argv(
 
 
 def test_a_session_cannot_see_or_change_the_schedules(daemon):
-    from test_protocol_refusals import reported, start, token_of
+    from protokit import start
+    from protokit import reported, token_of
     daemon.call("schedule-add", name="mine", when="every 30m", launch=launch(["true"]))
     job = start(daemon, "recorder")
     job.wait_row(reported, "the agent's first report")

@@ -10,31 +10,17 @@ it sends. Needs node and `scripts/setup` (which installs the package's dev depen
 import json
 import os
 import re
-import shutil
 import subprocess
 
 import pytest
 
-from conftest import ROOT, wait_for
-from test_agent_protocol import ProtoJob, Relay, acked_seqs, ended, through
+from conftest import wait_for
+from protokit import ProtoJob, Relay, acked_seqs, ended, through
+from tskit import NODE, PACKAGE, compiled  # noqa: F401 (a fixture)
 
-PACKAGE = os.path.join(ROOT, "clients", "typescript")
-NODE = shutil.which("node")
 RECORDER = os.path.join(PACKAGE, "dist", "test", "recorder.js")
-CLIENT_JS = os.path.join(PACKAGE, "dist", "src", "roost-agent.js")
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed: the TypeScript client needs it")
-
-
-@pytest.fixture(scope="session")
-def compiled():
-    """The client and its test agent compiled (tsc also checks the types)."""
-    tsc = os.path.join(PACKAGE, "node_modules", ".bin", "tsc")
-    if not os.path.exists(tsc):
-        pytest.fail(f"{tsc} is missing: run scripts/setup (it installs the TypeScript client's dev dependencies)")
-    built = subprocess.run([tsc, "-p", PACKAGE], capture_output=True, text=True, timeout=180)
-    assert built.returncode == 0, f"tsc failed:\n{built.stdout}{built.stderr}"
-    return RECORDER
 
 
 @pytest.fixture

@@ -6,11 +6,10 @@ the worktree; titles that would be commands; the callers refused per the spec.""
 import json
 import os
 
-from boardkit import (find, launch, notes_for, prepared_and_started, project_repo, refused, stage, task_op, was_told,
-                      wait_stage, worktree_paths)
+from boardkit import find, launch, notes_for, prepared_and_started, project_repo, refused, stage, task_op, wait_stage, was_told, worktree_paths
 from conftest import wait_for
 from gitkit import commit_file, git, isolated_git, read, sha, write  # noqa: F401
-from test_peers import speaker
+from peerkit import speaker
 
 
 def approve(daemon, task_id):
