@@ -100,6 +100,15 @@ class OutputLog:
         """The last `size` bytes written (from both parts)."""
         return read_tail(self.job_dir, size)
 
+    def replay_tail(self, size):
+        """About the last `size` bytes, from a line's start: a screen fed them gets no half
+        a sequence."""
+        tail = self.tail(size)
+        start = tail.find(b"\n")
+        if 0 <= start < 4096 and len(tail) >= size:
+            tail = tail[start + 1:]
+        return tail
+
     def close(self):
         if self._fd is not None:
             os.close(self._fd)
