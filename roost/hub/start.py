@@ -26,7 +26,7 @@ def _can_draw():
 def _print_once(links):
     hub = Hub(links, None, None)
     try:
-        hub.start()
+        hub.machines.start()
     except DaemonLost as error:
         return f"the daemon closed the connection ({error})"
     text = "\n".join(views.plain_lines(hub.fleet, now_ms()))
