@@ -9,7 +9,7 @@ import os
 from roost import __version__, job_identity, paths
 from roost.controls import visible
 from roost.client.connection import Lost, Refused, Unreachable, connect, request_once
-from roost.ops.callers import is_the_persons
+from roost.cli.persons_ops import is_the_persons
 
 
 class ExitStatus(enum.IntEnum):
