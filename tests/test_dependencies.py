@@ -4,6 +4,7 @@ by roost. Each rule is a function of what it reads, so a planted violation shows
 fail."""
 
 import ast
+import functools
 import importlib.metadata
 import os
 import re
@@ -90,6 +91,7 @@ def test_a_planted_pin_without_a_reason_breaks_the_table_rule():
 
 # -- what roost imports ---------------------------------------------------------------
 
+@functools.cache
 def roost_top_level_imports():
     """The top-level names of every module roost's package and roost_agent.py import."""
     found = set()
@@ -105,9 +107,15 @@ def roost_top_level_imports():
                 found.update(alias.name.split(".")[0] for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
                 found.add(node.module.split(".")[0])
-    return found - {"roost", "roost_agent"} - set(sys.stdlib_module_names)
+    return frozenset(found - {"roost", "roost_agent"} - set(sys.stdlib_module_names))
 
 
+@functools.cache
+def distributions_of_modules():
+    return importlib.metadata.packages_distributions()
+
+
+@functools.cache
 def requires(name):
     """The distributions `name` requires (its metadata, extras left out)."""
     needed = set()
@@ -120,7 +128,7 @@ def requires(name):
 def unused_run_pins(run_pins, imported):
     """Run pins neither imported by roost nor required by another run pin (a library
     pinned, bundled and tested but used by nothing)."""
-    by_module = importlib.metadata.packages_distributions()
+    by_module = distributions_of_modules()
     used = {normal(dist) for module in imported for dist in by_module.get(module, ())}
     return sorted(set(run_pins) - used - pulled_closure(used))
 
@@ -137,7 +145,7 @@ def pulled_closure(names):
 
 def outside_the_run_set(run_pins, imported):
     """Libraries roost imports that no run pin provides: the binary would lack them."""
-    by_module = importlib.metadata.packages_distributions()
+    by_module = distributions_of_modules()
     return sorted(module for module in imported
                   if not any(normal(dist) in run_pins for dist in by_module.get(module, ())))
 
