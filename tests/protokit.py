@@ -11,6 +11,8 @@ import subprocess
 import sys
 import threading
 
+import pytest
+
 from conftest import AGENTS, PYTHON, ROOT, wait_for
 
 
@@ -240,3 +242,11 @@ def token_of(daemon, job_id):
 
 def reported(row):
     return row.get("capabilities") is not None
+
+
+@pytest.fixture
+def relay(daemon):
+    """A relay between the agent and the daemon's socket (an agent's env `through(relay)`)."""
+    relay = Relay(os.path.join(os.path.dirname(daemon.home), "relay.sock"), daemon.socket)
+    yield relay
+    relay.close()
