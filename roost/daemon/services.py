@@ -93,7 +93,8 @@ class Services:
         self.feed = EventFeed(home)
         self.bus = EventBus(self.feed)
         self.jobs = JobRegistry(home, self.bus, self.clock)
-        self.runner = JobRunner(self.jobs, self.keeper, self.config, socket_path, roost_on_path.install(home))
+        self.runner = JobRunner(self.jobs, self.keeper, self.config, socket_path, self.clock,
+                                roost_on_path.install(home))
         self.origins = ProcessOrigins(self.jobs, lambda: self.keeper.keeper_pid)
         self.links = AgentLinks(self.jobs)
         self.replies = ReplyDesk(self.jobs, self.runner, self.links)

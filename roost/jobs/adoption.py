@@ -96,9 +96,9 @@ def _remove_unclaimed(runner, job_id):
     after the grace), and let no failure here stop the adoption of others."""
     ended = runner.ends.unclaimed.get(job_id)
     grace = runner.stop_grace()
-    if ended is not None and not ended.wait(grace):
+    if ended is not None and not runner.clock.wait(ended, grace):
         runner.keeper.signal(job_id, signal.SIGKILL)
-        ended.wait(grace)
+        runner.clock.wait(ended, grace)
     runner.ends.unclaimed.pop(job_id, None)
     if not isinstance(job_id, str) or not job_id.isalnum():
         return    # roost's ids are hex: anything else is not a directory of ours
