@@ -12,6 +12,7 @@ import zoneinfo
 
 import pytest
 
+from clockkit import advance_to, clocked_daemon, now_ms  # noqa: F401 (a fixture)
 from conftest import DaemonProcess, wait_for
 from jobkit import agent, alive, dispatch, edit_schedules, job_processes, output, row, wait_row, wait_state, write_config
 from roost.errors import RoostError
@@ -199,16 +200,19 @@ def test_catch_up_after_the_daemon_was_down_over_two_slots_runs_once(daemon):
     assert len(schedule_events(daemon, "caught")) == 1
 
 
-def test_the_timer_starts_a_run_when_its_time_comes(daemon):
+def test_the_timer_starts_a_run_when_its_time_comes(clocked_daemon):
+    daemon = clocked_daemon
     daemon.call("schedule-add", name="soon", when="every 1m", launch=launch(["true"]))
     daemon.stop()
-    due = int(time.time() * 1000) + 6000          # after the daemon's start: not a missed slot
+    due = now_ms(daemon) + 6000          # after the daemon's start: not a missed slot
 
     def soon(record):
         record["createdAt"] = due - 60_000
         record["nextAt"] = due
     edit_schedules(daemon.home, soon)
     daemon.start()
+    assert schedule(daemon, "soon")["lastJob"] is None      # not yet: its time has not come
+    advance_to(daemon, due)
     ran = wait_for(lambda: schedule(daemon, "soon")["lastJob"] and schedule(daemon, "soon"), timeout=30,
                    what="the due run")
     assert ran["lastSkip"] is None and ran["lastRunAt"] >= due and ran["nextAt"] == due + 60_000

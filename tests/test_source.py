@@ -377,7 +377,8 @@ def _string_constants(tree):
 # The clock: time is read through roost.clock (now_ms, monotonic, timers). The parts that
 # decide by time are handed a clock and read no other, so a test can move time.
 DECIDE_BY_TIME = ("roost.jobs.limit_resume", "roost.schedule.clock", "roost.schedule.book", "roost.notify.notifier",
-                  "roost.jobs.reaping", "roost.concierge.digests", "roost.board.preparing")
+                  "roost.jobs.reaping", "roost.concierge.digests", "roost.board.preparing", "roost.jobs.runner",
+                  "roost.jobs.processes")
 _WALL_CLOCK = re.compile(r"^def _?now_ms\(|time\.time\(\) \* 1000", re.MULTILINE)
 _OWN_TIME = re.compile(r"\bnow_ms\(\)|\btime\.(time|monotonic|sleep)\(|gevent\.(spawn_later|sleep)\(")
 
