@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import DaemonProcess, tracebacks_in_log
+from conftest import DaemonProcess, serving
 from jobkit import RUN_DAEMON
 
 SKEW_FILE = "clock-skew-ms"
@@ -82,11 +82,7 @@ class MovableClockDaemon(DaemonProcess):
 @pytest.fixture
 def clocked_daemon(home):
     """conftest's `daemon`, on a clock the test moves."""
-    process = MovableClockDaemon(home).start()
-    yield process
-    process.stop()
-    problems = tracebacks_in_log(home)
-    assert not problems, "the daemon logged a traceback:\n" + problems[-4000:]
+    yield from serving(MovableClockDaemon(home))
 
 
 def skew_path(daemon):

@@ -159,10 +159,16 @@ def tracebacks_in_log(home):
     return text if "Traceback" in text else ""
 
 
-@pytest.fixture
-def daemon(home):
-    process = DaemonProcess(home).start()
+def serving(process):
+    """A daemon fixture's life: `process` started, handed to the test, stopped; a
+    traceback in its log fails the test."""
+    process.start()
     yield process
     process.stop()
-    problems = tracebacks_in_log(home)
+    problems = tracebacks_in_log(process.home)
     assert not problems, "the daemon logged a traceback:\n" + problems[-4000:]
+
+
+@pytest.fixture
+def daemon(home):
+    yield from serving(DaemonProcess(home))

@@ -69,8 +69,8 @@ def test_the_first_report_connects_saying_hello_first_and_sets_the_row(client, d
     assert job.stdio() == ""
 
 
-def test_the_task_is_reply_1_and_replies_come_in_order_once_each(client, daemon):
-    job = client.start(daemon, task="first task")
+def replies_in_order(job):
+    """The task is reply 1 and the replies come in order, once each, to one process."""
     job.wait_texts(1)
     for text in ("two", "three", "four"):
         job.reply(text)
@@ -84,6 +84,16 @@ def test_the_task_is_reply_1_and_replies_come_in_order_once_each(client, daemon)
     job.wait_texts(5)
     assert job.handled()[-1]["mode"] == "steer" and job.handled()[0]["mode"] == "followUp"
     assert job.stdio() == ""
+
+
+def test_the_task_is_reply_1_and_replies_come_in_order_once_each(client, daemon):
+    replies_in_order(client.start(daemon, task="first task"))
+
+
+@pytest.mark.parametrize("python", protokit.interpreters()[1:])
+def test_replies_come_in_order_under_each_older_python(daemon, python):
+    """roost_agent.py keeps Python 3.8 working: the same under each older Python found here."""
+    replies_in_order(protokit.start(daemon, "recorder", task="first task", python=python))
 
 
 def test_an_ack_follows_the_handler_and_the_write_of_agent_json(client, daemon, relay):

@@ -17,26 +17,7 @@ import subprocess
 import pytest
 
 from conftest import PYTHON, wait_for
-from protokit import EXAMPLES, RECORDER, ProtoJob, Relay, acked_seqs, ended, interpreters, relay, start, through, write_profiles  # noqa: F401 (a fixture)
-
-
-@pytest.mark.parametrize("python", interpreters()[1:])
-def test_the_task_is_reply_1_and_replies_come_in_order_once_each_under_older_pythons(daemon, python):
-    """The scenario of tests/test_agent_clients.py under each older Python found here:
-    roost_agent.py keeps 3.8 working."""
-    job = start(daemon, "recorder", task="first task", python=python)
-    job.wait_texts(1)
-    for text in ("two", "three", "four"):
-        job.reply(text)
-    assert job.wait_texts(4) == ["first task", "two", "three", "four"]
-    assert [entry["seq"] for entry in job.handled()] == [1, 2, 3, 4]
-    assert len({entry["pid"] for entry in job.handled()}) == 1
-    job.wait_row(lambda row: row.get("queued", 0) == 0 and row["summary"] == "handled 4: four", "every reply acked")
-    assert job.progress()["lastSeq"] == 4 and job.progress()["version"] == 1
-    job.reply("steered", mode="steer")
-    job.wait_texts(5)
-    assert job.handled()[-1]["mode"] == "steer"
-    assert job.stdio() == ""
+from protokit import EXAMPLES, RECORDER, ProtoJob, Relay, acked_seqs, ended, relay, start, through, write_profiles  # noqa: F401 (a fixture)
 
 
 def test_requests_answer_refuse_and_time_out(daemon, relay):

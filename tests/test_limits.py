@@ -11,7 +11,7 @@ import time
 import pytest
 
 from clockkit import MovableClockDaemon, advance, advance_to, agent_env, now_ms
-from conftest import tracebacks_in_log, wait_for
+from conftest import serving, wait_for
 from jobkit import agent, edit_schedules, job_record, row, wait_row, write_config
 
 LIMIT_TERM = {"settleMs": 200, "waiting": r"^> ?$",
@@ -31,11 +31,7 @@ DUE_MS = 301        # from a reset until its resume is due
 def daemon(home):
     """The daemon of these tests runs on a clock they move (tests/clockkit.py): a reset
     comes when the test says, never by waiting for it."""
-    process = MovableClockDaemon(home).start()
-    yield process
-    process.stop()
-    problems = tracebacks_in_log(home)
-    assert not problems, "the daemon logged a traceback:\n" + problems[-4000:]
+    yield from serving(MovableClockDaemon(home))
 
 
 def launch(daemon, cwd, *args, name="", profile_name="limited", config=None, env=None):
