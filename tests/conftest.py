@@ -46,6 +46,10 @@ class DaemonProcess:
         self.home = home
         self.env = dict(os.environ)
         self.env.pop("ROOST_SOCKET", None)
+        # pytest-xdist's workers set these for their own report: a hub or a CLI started with
+        # this environment would take them for its terminal's size.
+        self.env.pop("COLUMNS", None)
+        self.env.pop("LINES", None)
         self.env.update({"ROOST_HOME": home, "PYTHONPATH": ROOT, "PYTHONUNBUFFERED": "1"})
         self.env.update(extra_env or {})
         self.socket = os.path.join(home, "roost.sock")
