@@ -8,7 +8,7 @@ import pty
 import subprocess
 
 from boardkit import project_repo, task_op, wait_stage
-from conftest import PYTHON
+from conftest import PYTHON, wait_for
 from gitkit import commit_file, git, isolated_git, read, sha, write  # noqa: F401
 
 
@@ -48,6 +48,8 @@ def test_a_task_from_start_to_merge_on_the_command_line(daemon, tmp_path):
     merged = json.loads(cli(daemon, "merge", "1", "--no-ff", "--json"))
     assert merged["task"]["workspace"]["stage"] == "merged" and merged["task"]["workspace"]["merge"]["mode"] == "no-ff"
     assert read(os.path.join(root, "notes.md")) == "# The notes\n"
+    # A merged worktree is removed just after the merge answers (roost.board.merging).
+    wait_for(lambda: not os.path.exists(path), what="the merged worktree removed")
     lines = cli(daemon, "cleanup", "--dry").splitlines()
     assert len(lines) == 2 and all(line.startswith("remove the verify log of task #1") for line in lines)
     assert cli(daemon, "cleanup").splitlines() == lines
