@@ -32,3 +32,9 @@ class Speaker:
 
     def close(self):
         self.client.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

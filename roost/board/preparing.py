@@ -22,7 +22,7 @@ import gevent
 from roost import git, store
 from roost.board import places, task_git
 from roost.board.review import Reviews
-from roost.errors import RoostError, bad_request
+from roost.errors import BLOCKED, BUSY, CONFLICT, RoostError, bad_request
 from roost.events.bus import one_line
 from roost.jobs import limits
 
@@ -65,13 +65,13 @@ class Preparations:
         workspace = task.get("workspace")
         stage = (workspace or {}).get("stage")
         if stage in ("verifying", "merging"):
-            raise RoostError("busy", f"task #{task_id} is {stage}: its worktree is in use")
+            raise RoostError(BUSY, f"task #{task_id} is {stage}: its worktree is in use")
         holder = self.actions.holder(task)
         if holder is not None:
-            raise RoostError("conflict", f"task #{task_id} is held by {holder['name']} ({holder['id']}): "
+            raise RoostError(CONFLICT, f"task #{task_id} is held by {holder['name']} ({holder['id']}): "
                              "a start would take it from a live session")
         if not stage and self.board.blocked(task):
-            raise RoostError("blocked", f"task #{task_id} waits on " + ", ".join(
+            raise RoostError(BLOCKED, f"task #{task_id} waits on " + ", ".join(
                 f"#{other}" for other in self.board.blocked(task)))
         repo = task_git.repository(task)
         with self.locks.lock(task_id):
@@ -245,10 +245,10 @@ class Preparations:
                                   f"{hold['path']}: the start is refused and the worktree prepared removed")
             stage = (task.get("workspace") or {}).get("stage")
             if stage in ("verifying", "merging", "merged"):
-                raise RoostError("busy", f"task #{task_id} is {stage}: it cannot be started now")
+                raise RoostError(BUSY, f"task #{task_id} is {stage}: it cannot be started now")
             if self.actions.holder(task) is not None or task["state"] in ("done", "dropped"):
                 self.undo(task, "the task is taken or finished")
-                raise RoostError("conflict", f"task #{task_id} is {task['state']}: it cannot be started")
+                raise RoostError(CONFLICT, f"task #{task_id} is {task['state']}: it cannot be started")
             args = {key: value for key, value in launch.items() if key not in ("worktree", "requestId")}
             first = not (task.get("workspace") or {}).get("setupDone")
             setup = self.checks.setup_plan(task, hold) if first else None

@@ -13,7 +13,7 @@ For such a task the stage is the truth; `state` follows the claim as for any tas
 """
 
 from roost.clock import now_ms
-from roost.errors import RoostError
+from roost.errors import CONFLICT, RoostError
 from roost.states import check_table
 
 STAGES = ("working", "verifying", "review", "merging", "conflict", "failed", "shelved", "merged")
@@ -60,7 +60,7 @@ class Stages:
         if stage not in STAGES:
             raise ValueError(f"not a stage: {stage!r}")
         if not can_move(current, stage):
-            raise RoostError("conflict", f"task #{task['id']} is {current or 'not started'}: "
+            raise RoostError(CONFLICT, f"task #{task['id']} is {current or 'not started'}: "
                              f"it cannot go to {stage} from there")
         workspace["stage"] = stage
         if note is not _KEEP:

@@ -16,7 +16,7 @@ import os
 
 from roost import git
 from roost.board import places, task_git
-from roost.errors import RoostError, bad_request
+from roost.errors import BUSY, RoostError, bad_request
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ class Workspaces:
         with self.locks.lock(task_id):
             workspace = task_git.present(task)
             if workspace["stage"] in ("verifying", "merging"):
-                raise RoostError("busy", f"task #{task_id} is {workspace['stage']}: commit when that is over")
+                raise RoostError(BUSY, f"task #{task_id} is {workspace['stage']}: commit when that is over")
             place = task_git.checkout(task)
             was_merging = git.worktree_head(place)[2]
             sha = git.commit_all(place, message or f"#{task['id']} {task['title']}")

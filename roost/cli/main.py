@@ -26,9 +26,9 @@ Options:
 
 Commands:
 {commands}
-Run `roost <command> --help` for a command's own options. Every command that shows
-something takes --json. Exit status: 0 done, 1 refused by the daemon, 2 bad usage,
-3 no daemon could be reached or started.
+Run `roost <command> --help` for a command's own options, `roost help` for the
+manual's topics. Every command that shows something takes --json. Exit status: 0 done,
+1 refused by the daemon, 2 bad usage, 3 no daemon could be reached or started.
 """
 
 

@@ -24,7 +24,7 @@ import gevent
 import gevent.event
 
 from roost.clock import now_ms
-from roost.errors import RoostError
+from roost.errors import UNSUPPORTED, RoostError
 from roost.term.reading import ready_for_text, shows_dialog
 
 log = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ class ReplyDesk:
         connected = job.protocol and self.links.connected(job)
         if job.protocol and text.startswith("/") and not connected:
             # spec "Replies": a command is meaningful live only.
-            raise RoostError("unsupported", "a reply starting with / is a command for the agent, "
+            raise RoostError(UNSUPPORTED, "a reply starting with / is a command for the agent, "
                                             "and the agent is not connected")
         if not job.running:
             self.queue(job, text, mode, request_id)

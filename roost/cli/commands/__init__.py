@@ -41,4 +41,5 @@ COMMANDS = {
     "proxy": ("proxy", "bridge stdin/stdout to this machine's daemon (what --host runs over ssh)"),
     "service": ("service", "start roost at login: install or remove a systemd --user unit"),
     "completion": ("completion", "print the shell completion script (bash, zsh, fish)"),
+    "help": ("help", "roost's manual, by topic: `roost help TOPIC` shows one"),
 }
