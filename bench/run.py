@@ -38,6 +38,7 @@ SUITES = [
     ("concierge", "The concierge's digests: one over 500 sessions, and an hour of a busy fleet"),
     ("hub", "The hub: 500 jobs, 20 of them printing"),
     ("radar", "The overlap radar: 20 worktrees of a 10,000-file repository"),
+    ("unread", "Unread answers: one job's eight connections that never read"),
     ("hosts", "Other machines: `roost --host` over ssh (a real sshd on 127.0.0.1)"),
 ]
 # Sections a script of their own measures (not `scripts/bench`: they need what CI has

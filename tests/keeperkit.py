@@ -1,13 +1,33 @@
-"""A connection to a keeper, speaking its wire (roost.keeper.wire) as the daemon does."""
+"""A connection to a keeper, speaking its wire (roost.keeper.wire) as the daemon does,
+and what makes a test's process the daemon to a keeper (the home's daemon.lock)."""
 
 import array
+import contextlib
 import json
+import os
 import socket
 import time
 
+from roost.keeper import wire as keeper_wire
+from roost.unix import pidlock
+
+
+@contextlib.contextmanager
+def as_the_daemon(home):
+    """This test's process holds the home's daemon lock: to the keeper, it is the daemon."""
+    lock = pidlock.take(os.path.join(home, "daemon.lock"))
+    assert lock is not None, "a daemon holds the lock"
+    try:
+        yield
+    finally:
+        os.close(lock)
+
 
 class KeeperConnection:
-    def __init__(self, path):
+    """A connection to a keeper; with `secret`, it proves itself with a hello first (its
+    process must hold the home's daemon.lock, as `as_the_daemon` makes it)."""
+
+    def __init__(self, path, secret=None):
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(15)
         self.sock.connect(path)
@@ -15,6 +35,9 @@ class KeeperConnection:
         self.fds = []
         self.events = []
         self.next_id = 0
+        if secret is not None:
+            answer, _ = self.call("hello", version=keeper_wire.VERSION, secret=secret)
+            assert answer["ok"], answer
 
     def read_message(self):
         while b"\n" not in self.buffer:

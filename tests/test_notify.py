@@ -106,7 +106,7 @@ def test_a_question_is_told_once_to_the_desktop_and_the_command(daemon_with_sink
     assert len(notes) == 1 and notes[0]["kind"] == "question" and notes[0]["id"] == job_id
     assert notes[0]["title"] == "roost: asker asks" and notes[0]["body"]
     assert notes[0]["waitingFor"] in ("question", "first-prompt") and notes[0]["reminder"] is False
-    assert desktop[0][-2:] == [notes[0]["title"], notes[0]["body"]]
+    assert desktop[0][-3:] == ["--", notes[0]["title"], notes[0]["body"]]     # text, never an option
     assert "--urgency=critical" in desktop[0]
     assert len(notify_pushes(hub)) == 1
     # The same wait is never told again, however its row changes meanwhile.

@@ -116,8 +116,8 @@ def test_a_pull_request_is_pushed_and_opened_with_the_tip_the_dry_run_showed(gh_
     with open(daemon.gh + ".json") as handle:
         seen = json.load(handle)
     assert seen["cwd"] == root          # never the worktree: gh runs git where it starts
-    assert seen["argv"][:6] == ["pr", "create", "--base", "main", "--head", workspace["branch"]]
-    assert seen["argv"][6:8] == ["--title", "Open a PR; $(touch x)"] and "why it matters" in seen["argv"][9]
+    assert seen["argv"][:4] == ["pr", "create", "--base=main", "--head=" + workspace["branch"]]
+    assert seen["argv"][4] == "--title=Open a PR; $(touch x)" and "why it matters" in seen["argv"][5]
     assert not os.path.exists(os.path.join(workspace["path"], "x"))
 
 

@@ -88,6 +88,8 @@ def serve(foreground=False, detached=False):
     _log_greenlet_errors(gevent.get_hub())
     blocking.use_threadpool()       # the store's fsyncs and dulwich's reads, off the loop
     git.use_umask(user_umask)       # worktrees get the user's file modes, not the daemon's 077
+    # git's jails see neither roost's home nor its socket (issue 26 item 4)
+    git.use_jails((home, os.path.dirname(sock_path), os.environ.get("XDG_RUNTIME_DIR")), os.path.join(home, "git"))
     if sock_path != os.path.join(home, "roost.sock"):
         # The home is too deep for a unix socket: say where the socket went.
         store.write_bytes(os.path.join(home, "socket.path"), sock_path.encode() + b"\n")

@@ -52,6 +52,7 @@ from roost.jobs.registry import JobRegistry
 from roost.jobs.replies import ReplyDesk
 from roost.jobs.runner import JobRunner
 from roost.jobs.sessions import SessionFinder
+from roost.jobs.spawn_tree import TreeSweeper
 from roost.jobs.timeline import Timelines
 from roost.keeper.client import KeeperClient
 from roost.notify.notifier import Notifier
@@ -99,6 +100,7 @@ class Services:
         self.links = AgentLinks(self.jobs)
         self.replies = ReplyDesk(self.jobs, self.runner, self.links)
         self.reaper = Reaper(self.jobs, self.runner, self.config, self.clock)
+        self.spawn_trees = TreeSweeper(self.jobs, self.runner)
         # Every part that starts jobs (dispatch, spawn, the board, schedules) starts them here.
         self.launcher = Launcher(self.jobs, self.runner, self.replies, self.config)
         self.timelines = Timelines(self.jobs)
@@ -151,7 +153,8 @@ class Services:
                      self.concierge.row_changed, self.notifier.row_changed, self.radar.row_changed,
                      self.limit_resumes.row_changed):
             self.jobs.on_row_change.append(hook)
-        for hook in (self.subscribers.removed, self.board_actions.removed, checks.removed, self.notifier.removed):
+        for hook in (self.subscribers.removed, self.board_actions.removed, checks.removed, self.notifier.removed,
+                     self.spawn_trees.removed):      # a tree's root removed: its spawned jobs with it
             self.jobs.on_remove.append(hook)
         # The feed's listeners: kept watches fire before hubs hear of the event.
         self.bus.listeners.append(self.watches.event)

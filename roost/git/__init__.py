@@ -64,13 +64,16 @@ user's umask (the daemon's own is 077). Which operation uses dulwich and which t
 CLI, and the figures behind each choice, are in each module's docstring.
 
 Every git run: an argv list, `--` before paths, the user's environment with no prompt
-possible (command.py), a bounded timeout, a session of its own.
+possible (command.py), a bounded timeout, a session of its own, and nothing run that a
+repository's config, attributes or nested repositories name (lockdown.py): a run that
+reads or writes a tree's files runs in a jail (jail.py) with the repository's plain
+config (repo_config.py). `git.use_jails(hidden, private_dir)` tells it what to hide.
 """
 
 from roost.git.changes import (ChangedFile, Diff, SyncResult, abort_sync, changed_files, commit_all, diff,
                                sync_with_base, worktree_head)
 from roost.git.checkouts import Checkout, checkout_of
-from roost.git.command import use_umask
+from roost.git.command import use_jails, use_umask
 from roost.git.errors import GitError
 from roost.git.landing import LandResult, land, recover_land
 from roost.git.names import check_branch_name, slug, task_branch
@@ -88,6 +91,6 @@ __all__ = [
     "is_clean", "is_merged", "land", "list_worktrees", "merged_branches", "merged_tips", "open_pull_request",
     "prune_worktrees", "push_branch", "recover_land", "ref_sha", "remove_worktree", "repository_of",
     "require_sha", "slug", "start_status", "sync_with_base", "task_branch", "uncommitted_changes",
-    "use_umask", "wait_until_idle",
+    "use_jails", "use_umask", "wait_until_idle",
     "worktree_head",
 ]
