@@ -4,7 +4,7 @@ dulwich and the git CLI can both do, what each costs (the figures behind the cho
 roost/git/).
 
 roost runs as the daemon runs it: in a process of its own under the daemon's gevent
-patching, with dulwich's work on the threadpool (`git.use_threadpool()`); it times each
+patching, with dulwich's work on the threadpool (`roost.blocking.use_threadpool()`); it times each
 call itself and answers over a pipe. The floor is the git command a person would type,
 timed from fork to exit. The two alternate, round by round, on the same repository.
 
@@ -89,9 +89,10 @@ def serve():
     from roost.daemon import patching
 
     patching.patch()
+    from roost import blocking
     from roost import git as roost_git
 
-    roost_git.use_threadpool()
+    blocking.use_threadpool()
     for line in sys.stdin:
         request = json.loads(line)
         started = time.perf_counter()

@@ -376,8 +376,8 @@ COOPERATIVE = textwrap.dedent("""
     from roost.daemon import patching
     patching.patch()
     import gevent
-    from roost import git
-    git.use_threadpool()
+    from roost import blocking, git
+    blocking.use_threadpool()
     worktree, started, flag = sys.argv[1:4]
     def answer_the_hook():
         # runs only if the loop turns while the commit's hook waits on it

@@ -16,7 +16,7 @@ from plantkit import clear_markers, markers, plant_everything, touch_nested
 from roost import git as roost_git
 from roost.git import command, jail
 from roost.git.errors import GitError
-from test_peers import speaker
+from peerkit import speaker
 
 
 @pytest.fixture(params=["jailed", "settings alone"])

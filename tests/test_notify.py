@@ -9,7 +9,7 @@ import os
 import pytest
 
 from boardkit import prepared_and_started, project_repo, task_op, wait_stage
-from conftest import PYTHON, DaemonProcess, tracebacks_in_log, wait_for
+from conftest import DaemonProcess, PYTHON, tracebacks_in_log, wait_for
 from gitkit import commit_file, isolated_git  # noqa: F401 (no global git configuration)
 from jobkit import agent, dispatch, wait_row, wait_state, write_config
 from roost.notify.masking import mask
@@ -278,7 +278,7 @@ def test_a_wait_that_ends_within_a_moment_is_not_told(daemon_with_sinks, sinks):
 
 
 def test_a_task_in_review_is_told(daemon_with_sinks, sinks, tmp_path):
-    from test_peers import speaker
+    from peerkit import speaker
 
     daemon = daemon_with_sinks
     root = project_repo(tmp_path / "repo")
@@ -294,7 +294,7 @@ def test_a_task_in_review_is_told(daemon_with_sinks, sinks, tmp_path):
 
 
 def test_nothing_to_the_desktop_for_the_job_selected_in_a_focused_hub(daemon_with_sinks, sinks):
-    from test_hub import start_hub
+    from tmuxkit import start_hub
     from tmuxkit import Tmux
 
     daemon = daemon_with_sinks

@@ -10,7 +10,7 @@ from conftest import wait_for
 from jobkit import dispatch, row, wait_state
 from roost.client.connection import Refused
 from roost.jobs.spawn_tree import MAX_CHILDREN, MAX_TREE
-from test_peers import speaker
+from peerkit import speaker
 
 
 def spawn(client, name, command=("sleep", "300")):

@@ -11,10 +11,10 @@ import stat
 import pytest
 
 from boardkit import find, launch, prepared_and_started, project_repo, refused, stage, task_op, worktree_paths
-from conftest import PYTHON, DaemonProcess, wait_for
+from conftest import DaemonProcess, PYTHON, wait_for
 from gitkit import commit_file, git, isolated_git, read, sha, write  # noqa: F401
+from peerkit import speaker
 from roost.client.connection import Lost
-from test_peers import speaker
 
 
 def done(daemon, worker, task_id):

@@ -61,7 +61,7 @@ def serve(foreground=False, detached=False):
     patching.patch()
     import gevent
 
-    from roost import git, ops, store
+    from roost import blocking, git, ops, store
     from roost.daemon import logs
     from roost.daemon.services import Services
     from roost.server.listener import Server
@@ -86,8 +86,7 @@ def serve(foreground=False, detached=False):
         return 1
     _raise_fd_limit()
     _log_greenlet_errors(gevent.get_hub())
-    store.use_threadpool()
-    git.use_threadpool()
+    blocking.use_threadpool()       # the store's fsyncs and dulwich's reads, off the loop
     git.use_umask(user_umask)       # worktrees get the user's file modes, not the daemon's 077
     # git's jails see neither roost's home nor its socket (issue 26 item 4)
     git.use_jails((home, os.path.dirname(sock_path), os.environ.get("XDG_RUNTIME_DIR")), os.path.join(home, "git"))
@@ -112,7 +111,7 @@ def serve(foreground=False, detached=False):
     gevent.signal_handler(signal.SIGINT, services.shutdown.request, True)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     log.info("roost daemon %d serving %s", os.getpid(), sock_path)
-    gevent.get_hub().threadpool.spawn(_remove_unused_copies)
+    blocking.start(_remove_unused_copies)
     keep_workers = services.shutdown.wait()
     _leave(server, services, sock_path, keep_workers)
     log.info("roost daemon %d stopped", os.getpid())

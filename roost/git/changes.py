@@ -17,7 +17,8 @@ so it goes through the seam. A linked worktree is read and run through its Check
 import os
 from dataclasses import dataclass, field
 
-from roost.git import blocking, checkouts, command
+from roost import blocking
+from roost.git import checkouts, command
 from roost.git.errors import GitError
 from roost.git.names import branch_ref, short_branch
 from roost.git.repository import describe_changes, is_ancestor, require_sha, uncommitted_changes

@@ -24,6 +24,7 @@ import secrets
 import stat
 
 from roost.git import process
+from roost.unix import files
 
 # Plain settings git needs to read the repository as it is, and the user's identity.
 KEPT = frozenset({
@@ -177,16 +178,9 @@ def render(settings):
 
 
 def _write(path, data):
-    """Write a file of ours in the private directory: a fresh name, then renamed."""
-    temp = f"{path}.{secrets.token_hex(4)}.tmp"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-    finally:
-        os.close(fd)
-    os.replace(temp, path)
+    """Write a file of ours in the private directory with the house's writer; a copy is
+    made again from its source when missing, so no fsync."""
+    files.write_atomic(path, data, mode=0o600, durable=False)
 
 
 def driver_names(located, program, env):

@@ -19,7 +19,8 @@ anything):
 import os
 from dataclasses import dataclass
 
-from roost.git import blocking, command
+from roost import blocking
+from roost.git import command
 from roost.git.errors import GitError
 from roost.git.names import branch_ref, check_branch_name
 

@@ -23,6 +23,7 @@ import gevent
 import gevent.event
 import gevent.lock
 
+from roost import job_identity
 from roost.framing import LineTooLong, MessageReader, encode_line
 from roost.keeper import admission
 from roost.keeper import wire as keeper_wire
@@ -36,10 +37,6 @@ START_TIMEOUT = 10.0
 CALL_TIMEOUT = 30.0
 # The first version that serves only the daemon (admission.py); an older one is retired.
 ADMITS_ONLY_ITS_DAEMON = 3
-# What a keeper must not inherit from the daemon's environment: a daemon started from
-# inside a job would otherwise pass that job's identity on.
-_IDENTITY = ("ROOST_JOB_ID", "ROOST_JOB_TOKEN", "ROOST_JOB_DIR", "ROOST_JOB_PERSON", "PI_JOB_ID", "PI_JOB_TOKEN",
-             "PI_DAEMON_SOCK", "PI_JOB_DIR")
 
 
 class Pty(collections.namedtuple("Pty", "pid master carry")):
@@ -162,9 +159,9 @@ class KeeperClient:
     def _start_keeper(self):
         from roost.bundle.userenv import detached_environ, roost_command
 
-        environ = detached_environ()
-        for name in _IDENTITY:
-            environ.pop(name, None)
+        # A keeper never inherits the daemon's job identity: a daemon started from inside
+        # a job would otherwise pass that job's on.
+        environ = job_identity.without(detached_environ())
         environ["ROOST_HOME"] = self.home
         secret = admission.ensure_secret(self.home)
         if not getattr(sys, "frozen", False):

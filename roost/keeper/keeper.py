@@ -38,6 +38,7 @@ import select
 import signal
 import time
 
+from roost.clock import now_ms
 from roost.framing import LineTooLong
 from roost.keeper import admission
 from roost.keeper.exit_record import exit_fields, write_json_atomic
@@ -379,7 +380,7 @@ class Keeper:
             kept = self.by_pid.pop(pid, None)
             if kept is None:
                 continue   # an orphan reparented to us: nothing to record
-            kept.exited = dict(exit_fields(status), at=int(time.time() * 1000), pid=pid)
+            kept.exited = dict(exit_fields(status), at=now_ms(), pid=pid)
             log.info("job %s (pid %d) ended: %s", kept.job, pid, kept.exited)
             self._record_exit(kept)
             self.broadcast({"event": "exited", "job": kept.job, **kept.exited})

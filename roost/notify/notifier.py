@@ -20,7 +20,6 @@ roost.json:
 """
 
 import logging
-import time
 from urllib.parse import quote
 
 import gevent
@@ -74,10 +73,12 @@ class Settings:
 
 
 class Notifier:
-    def __init__(self, config, push, attached, board_task):
+    def __init__(self, config, push, attached, board_task, clock):
         """`push(message)` to the subscribed hubs; `attached(job_id)`: a person is in
-        that job's terminal; `board_task(task_id)`: the board's task, or None."""
+        that job's terminal; `board_task(task_id)`: the board's task, or None; `clock`
+        (roost.clock): when a wait has settled and when a reminder is due."""
         self._config = config
+        self._clock = clock
         self._push = push
         self._attached = attached
         self._board_task = board_task
@@ -124,7 +125,7 @@ class Notifier:
         self._cancel(job_id)
         # Told once the wait has held a moment: a screen judged waiting between two
         # prints (a pause in the output) is no wait to call anyone for.
-        self._timers[job_id] = gevent.spawn_later(SETTLE_S, self._tell, job_id, wait)
+        self._timers[job_id] = self._clock.call_later(SETTLE_S, self._tell, job_id, wait)
 
     def _tell(self, job_id, wait):
         self._timers.pop(job_id, None)
@@ -137,7 +138,7 @@ class Notifier:
             return
         self.send(self.note(kind, row), settings)
         if kind == "question" and settings.reminder_s:
-            self._timers[job_id] = gevent.spawn_later(settings.reminder_s, self._remind, job_id, wait)
+            self._timers[job_id] = self._clock.call_later(settings.reminder_s, self._remind, job_id, wait)
 
     def removed(self, row):
         self._waits.pop(row["id"], None)
@@ -174,8 +175,8 @@ class Notifier:
         self._waits[job_id] = wait
         self._latest[job_id] = row
         self._cancel(job_id)
-        self._timers[job_id] = gevent.spawn_later(seconds, self._remind, job_id, wait)
-        return int(time.time() * 1000 + seconds * 1000)
+        self._timers[job_id] = self._clock.call_later(seconds, self._remind, job_id, wait)
+        return self._clock.now_ms() + int(seconds * 1000)
 
     def _remind(self, job_id, wait):
         self._timers.pop(job_id, None)
@@ -206,7 +207,7 @@ class Notifier:
         title = f"roost: {name} {SAYS[kind]}" + (" (still waiting)" if reminder else "")
         note = {"kind": kind, "id": row.get("id"), "name": mask(name), "title": mask(title),
                 "body": mask(first_line(what)), "waitingFor": row.get("waitingFor"),
-                "at": int(time.time() * 1000), "reminder": reminder}
+                "at": self._clock.now_ms(), "reminder": reminder}
         if task is not None:
             note["task"] = task
         page = self.page_url()
@@ -250,7 +251,7 @@ class Notifier:
         """`roost notify test`: one notification to each sink the settings name."""
         note = {"kind": "test", "id": None, "name": "roost", "title": "roost: a test notification",
                 "body": "roost notify test: this sink works", "waitingFor": None,
-                "at": int(time.time() * 1000), "reminder": False}
+                "at": self._clock.now_ms(), "reminder": False}
         return self.send(note, self.settings(), wait=True)
 
 

@@ -24,6 +24,7 @@ from urllib.parse import parse_qs
 
 import gevent
 
+from roost import blocking
 from roost.client.connection import Refused as DaemonRefused
 from roost.web import page as page_html
 from roost.web.guard import Refused
@@ -111,7 +112,7 @@ class WebApp:
         if now - self._seen.get(device["id"], -SEEN_EVERY_S) >= SEEN_EVERY_S:
             self._seen[device["id"]] = now
             # Written off the loop (a durable write's fsync): no request waits for it.
-            gevent.get_hub().threadpool.spawn(self.book.seen, device["id"], address)
+            blocking.start(self.book.seen, device["id"], address)
         return device, secret
 
     def _page(self, environ, start_response):

@@ -25,18 +25,14 @@ import json
 import os
 import re
 import secrets
-import time
 
+from roost.clock import now_ms
 from roost.unix.files import write_atomic
 
 VERSION = 1
 PAIRING_S = 600
 NAME_LIMIT = 40
 PUSH_LIMIT = 4096
-
-
-def now_ms():
-    return int(time.time() * 1000)
 
 
 def digest(secret):

@@ -9,7 +9,7 @@ import sys
 import gevent
 import gevent.event
 
-from roost import paths
+from roost import blocking, paths
 from roost.unix.files import write_atomic
 from roost.web.server import WebServer, print_url
 
@@ -27,6 +27,7 @@ def _log_to(path):
 def run(ctx, links, listen, opts, tls, proxy, url_file):
     """Serves until a signal; None, or why it could not start."""
     _log_to(opts.get("--log"))
+    blocking.use_threadpool()     # the device book's durable writes run off the loop
     home = paths.home(ctx.env)
     server = WebServer(home, links, listen[0], listen[1], read_only=bool(opts.get("--read-only")), tls=tls,
                        public_url=proxy, behind_proxy=proxy is not None)
