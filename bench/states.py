@@ -27,6 +27,9 @@ sys.path[:0] = [HERE, ROOT]
 
 from benchkit import code_root, daemon_env, percentile, wait  # noqa: E402
 from jobs import Daemon, cpu_seconds  # noqa: E402
+from roost.keeper import admission  # noqa: E402
+from roost.keeper import wire as keeper_wire  # noqa: E402
+from roost.unix import pidlock  # noqa: E402
 from roost.unix.terminal_waits import Prober  # noqa: E402
 
 LOOKS = 300
@@ -88,17 +91,25 @@ def _read(path):
 
 
 class RawKeeper:
-    """A keeper of a temp home, spoken to as the daemon does (JSON lines)."""
+    """A keeper of a temp home, spoken to as the daemon does (JSON lines): this process
+    holds the home's daemon.lock and proves itself with the secret (roost.keeper.admission)."""
 
     def __init__(self):
         self.base = tempfile.mkdtemp(prefix="rb-", dir="/tmp")
         self.home = os.path.join(self.base, "h")
         os.makedirs(self.home)
+        self.lock = pidlock.take(os.path.join(self.home, admission.DAEMON_LOCK))
+        self.secret = admission.ensure_secret(self.home)
         self.process = subprocess.Popen([sys.executable, "-m", "roost", "keeper", "--home", self.home],
                                         env=daemon_env(ROOST_HOME=self.home), cwd=code_root(),
-                                        stderr=subprocess.DEVNULL, start_new_session=True)
+                                        stdin=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+        self.process.stdin.write(self.secret.encode("ascii") + b"\n")
+        self.process.stdin.close()
         self.sock = wait(self._connect, 15, "the keeper")
         self.buffer, self.ids = b"", 0
+
+    def hello(self):
+        return self.call({"op": "hello", "version": keeper_wire.VERSION, "secret": self.secret})
 
     def _connect(self):
         sock = socket.socket(socket.AF_UNIX)
@@ -125,6 +136,7 @@ class RawKeeper:
         self.sock.close()
         self.process.terminate()
         self.process.wait(10)
+        os.close(self.lock)
         shutil.rmtree(self.base, ignore_errors=True)
 
 
@@ -132,7 +144,7 @@ def looks_by_keeper():
     keeper = RawKeeper()
     figures = {}
     try:
-        keeper.call({"op": "hello", "version": 3})
+        keeper.hello()
         for index, (name, argv) in enumerate(SHAPES.items()):
             if shutil.which(argv[0]) is None:
                 continue
@@ -145,7 +157,7 @@ def looks_by_keeper():
             figures[name]["keeper_cpu_us_per_probe"] = round(
                 (cpu_seconds(keeper.process.pid) - before) * 1e6 / LOOKS)
             figures[name]["verdict"] = keeper.call({"op": "probe", "job": job})["evidence"]["verdict"]
-        figures["floor: the keeper's hello"] = _timed(lambda: keeper.call({"op": "hello", "version": 3}), LOOKS)
+        figures["floor: the keeper's hello"] = _timed(keeper.hello, LOOKS)
     finally:
         keeper.close()
     return figures

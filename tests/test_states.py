@@ -3,9 +3,9 @@
 and keeper, real programs on real ptys: a loop that prints and sleeps works, a program
 that asks and reads waits until answered, a reader in a pipeline or under an interactive
 shell is found, node's readline is unknown (waiting with a pattern), a pattern's waiting
-screen the kernel contradicts is held; notifications, the feed and `explain` follow."""
+screen the kernel contradicts is held; notifications, the feed and `explain` follow.
+(tests/test_states_looks.py: the looks again, an older keeper, the rows downstream.)"""
 
-import json
 import os
 import re
 import shutil
@@ -14,42 +14,10 @@ import time
 
 import pytest
 
-from conftest import PYTHON, DaemonProcess, tracebacks_in_log, wait_for
-from jobkit import agent, dispatch, row, wait_row, write_config
-from roost.unix import syscalls
-from test_dialogs import stays
-from test_notify import Sinks
-
-NODE_QUESTION = ("require('readline').createInterface({input: process.stdin, output: process.stdout})"
-                 ".question('your colour? ', answer => { console.log('got ' + answer); setTimeout(() => {}, 60000) })")
-
-
-def waiting(current):
-    return current["state"] == "blocked" and current["status"] == "waiting"
-
-
-def working(current):
-    return current["state"] == "working" and current["status"] == "busy"
-
-
-def explained(daemon, job_id):
-    return daemon.call("explain", id=job_id)["text"]
-
-
-def state_events(daemon, job_id):
-    return [event["text"] for event in daemon.call("events", id=job_id, limit=1000)["events"]
-            if event["kind"] == "state"]
-
-
-def sh(script):
-    return ["sh", "-c", script]
-
-
-def started(home, sinks, config=None):
-    os.makedirs(home, exist_ok=True)
-    write_config(home, {"notify": {"command": sinks.command(), "desktop": False}, **(config or {})})
-    return DaemonProcess(home, sinks.env).start()
-
+from conftest import PYTHON, tracebacks_in_log, wait_for
+from jobkit import agent, dispatch, row, wait_row
+from notifykit import Sinks
+from statekit import NODE_QUESTION, explained, sh, started, state_events, waiting, working
 
 def test_a_loop_stays_working_a_question_waits_until_answered_and_no_one_is_called_for_work(home):
     sinks = Sinks(os.path.dirname(home))
@@ -182,130 +150,3 @@ def test_a_waiting_screen_the_kernel_contradicts_is_held(daemon):
     shown = subprocess.run([PYTHON, "-m", "roost", "timeline", job_id], env=daemon.env, capture_output=True,
                            text=True, timeout=30).stdout
     assert "held at working/busy/None: the screen read waiting" in shown
-
-
-def test_a_quiet_job_is_looked_at_again_and_keys_typed_without_echo_are_seen(daemon):
-    # It prints, sleeps, then reads with no prompt: its screen never changes again.
-    late = dispatch(daemon, sh("echo compiling; sleep 2; read answer; sleep 300"), name="late")
-    wait_row(daemon, late, working, what="it to work")
-    assert wait_row(daemon, late, waiting, timeout=15, what="the silent read found")["question"] == "compiling"
-    # A PIN read with echo off: once it is typed nothing on the screen changes; the keys
-    # themselves make roost look again.
-    pin = dispatch(daemon, sh('stty -echo; printf "pin? "; read pin; stty echo; sleep 300'), name="pin")
-    wait_row(daemon, pin, waiting, what="the PIN asked")
-    # Still asking 7 s on: roost's looks at it are 8 s apart by now.
-    stays(lambda: waiting(row(daemon, pin)), 7, "the PIN's wait")
-    screen = daemon.call("peek", id=pin)["text"]
-    assert daemon.cli("keys", pin, "1", "2", "3", "4", "Enter").returncode == 0
-    wait_row(daemon, pin, working, timeout=3, what="the PIN taken, seen soon")
-    assert daemon.call("peek", id=pin)["text"] == screen
-
-
-def test_only_an_agent_that_takes_a_task_waits_for_its_first(daemon, tmp_path):
-    reads = [PYTHON, "-c", "import time; print('got', input('> ')); time.sleep(300)"]
-    command = dispatch(daemon, reads, name="command")
-    assert wait_row(daemon, command, waiting)["waitingFor"] == "question"
-    write_config(daemon.home, {"agentProfiles": {"reader": {"command": reads, "task": "type"}}})
-    agent_id = daemon.call("dispatch", kind="shell", cwd=str(tmp_path), command=[], env={}, name="agent",
-                           sessionFile="", origin="dispatch", profile="reader")["id"]
-    assert wait_row(daemon, agent_id, waiting)["waitingFor"] == "first-prompt"
-    events = [event["text"] for event in daemon.call("events", limit=1000)["events"] if event["kind"] == "state"]
-    assert "waits for its first task" in [text for text in events] and events.count("waits for its first task") == 1
-
-
-# A daemon whose keeper answers as one before version 3 (no `probe`): it reads /proc itself.
-OLDER_KEEPER = """
-import sys
-from roost.daemon import patching
-original = patching.patch
-def patch():
-    original()
-    from roost.keeper import client
-    ensure = client.KeeperClient.ensure
-    def older(self):
-        ensure(self)
-        self.version = min(self.version or 0, 2)
-    client.KeeperClient.ensure = older
-patching.patch = patch
-from roost.daemon.main import main
-sys.exit(main([]))
-"""
-
-
-class OlderKeeperDaemon(DaemonProcess):
-    code = OLDER_KEEPER
-
-
-def test_with_an_older_keeper_the_daemon_reads_the_kernel_itself(home):
-    daemon = OlderKeeperDaemon(home).start()
-    try:
-        asks = dispatch(daemon, sh('printf "q? "; read answer; sleep 300'), name="asks")
-        assert wait_row(daemon, asks, waiting)["question"] == "q?"
-        assert "(read by the daemon)" in explained(daemon, asks)
-        answer = daemon.call("reply", id=asks, text="a")
-        assert answer["delivered"], (answer, row(daemon, asks), explained(daemon, asks))
-        wait_for(lambda: "`sleep` sleeps" in explained(daemon, asks), what="the sleep, read by the daemon")
-    finally:
-        daemon.stop()
-    assert not tracebacks_in_log(home)
-
-
-def test_without_ptrace_rights_the_evidence_is_unknown(tmp_path):
-    """Where the reader may not read a process's calls (another user's, no ptrace
-    rights: a daemon under Yama whose keeper is old), it says unknown, never a guess."""
-    script = ("import json, os, sys; sys.path.insert(0, sys.argv[1])\n"
-              "from roost.unix.terminal_waits import Prober\n"
-              "print(json.dumps(Prober().probe_master(int(sys.argv[2]), int(sys.argv[3]))))\n")
-    master, slave = os.openpty()
-    program = subprocess.Popen([PYTHON, "-c", "input('? ')"], stdin=slave, stdout=slave, stderr=slave,
-                               start_new_session=True)
-    os.close(slave)
-    try:
-        wait_for(lambda: _reads(program.pid), what="the program to read")
-        argv = [PYTHON, "-c", script, os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                str(program.pid), str(master)]
-        mine = json.loads(subprocess.run(argv, capture_output=True, pass_fds=(master,), timeout=30).stdout)
-        assert mine["verdict"] == "reads"
-        # The same look as another user, without the capability to trace (with a
-        # Python that user may run: ours may be under root's home).
-        other_python = next((path for path in ("/usr/bin/python3", "/usr/local/bin/python3")
-                             if os.path.exists(path)), PYTHON)
-        theirs = subprocess.run([other_python] + argv[1:], capture_output=True, pass_fds=(master,), timeout=30, user=65534,
-                                group=65534, extra_groups=[], cwd="/")
-        evidence = json.loads(theirs.stdout)
-        assert evidence["verdict"] == "unknown" and evidence["seen"][0]["does"] == "unreadable", theirs.stderr
-    finally:
-        program.kill()
-        program.wait()
-        os.close(master)
-
-
-def _reads(pid):
-    try:
-        call = syscalls.read_call(pid)
-    except OSError:
-        return False
-    return getattr(call, "kind", None) == syscalls.READS
-
-
-def test_downstream_a_wait_is_a_status_and_an_unknown_row_is_no_question():
-    """The hub's groups, notifications, the feed's line, `roost list` and the digests key
-    on status waiting; a blocked row roost cannot read is `?`, never a question."""
-    from roost.cli.commands.list import state_text
-    from roost.concierge.digests import _row_line, needs_of
-    from roost.hub.fleet import group_of
-    from roost.hub.screen import unknown
-    from roost.jobs.news import describe
-    from roost.notify.notifier import need
-
-    base = {"id": "j1", "name": "node", "summary": "your colour?", "question": None, "stateSince": 1}
-    asks = dict(base, state="blocked", status="waiting", waitingFor="question", question="your colour?")
-    cannot_tell = dict(base, state="blocked", status=None, waitingFor=None)
-    works = dict(base, state="working", status="busy", waitingFor=None)
-    assert [group_of(row) for row in (asks, cannot_tell, works)] == ["needs", "working", "working"]
-    assert [need(row) for row in (asks, cannot_tell, works)] == ["question", None, None]
-    assert [state_text(row) for row in (asks, cannot_tell, works)] == ["waiting", "?", "working"]
-    assert [unknown(row) for row in (asks, cannot_tell, works)] == [False, True, False]
-    assert describe(cannot_tell) == "in a state roost cannot read (?)"
-    assert needs_of([asks, cannot_tell, works]) == [asks]
-    assert "(?: roost cannot tell whether it waits)" in _row_line(cannot_tell)

@@ -3,7 +3,7 @@
 
 Asked of the keeper: reading another process's blocked call needs ptrace rights, which
 under Yama's default (ptrace_scope 1) only an ancestor has, and the keeper is every
-job's; the daemon is none's. A keeper before version 3 has no `probe`, and one that does
+job's; the daemon is none's. A keeper before version 4 has no `probe`, and one that does
 not answer in time (or has lost the job: a keeper started after it) is not waited for:
 then the daemon reads /proc itself, and where it has no rights the evidence says
 unknown. Each evidence says who read it (`by`: keeper or daemon).
@@ -11,7 +11,7 @@ unknown. Each evidence says who read it (`by`: keeper or daemon).
 
 import logging
 
-from roost.keeper.client import KeeperError
+from roost.keeper.client import PROBES, KeeperError
 from roost.unix.terminal_waits import UNKNOWN, Prober
 
 log = logging.getLogger(__name__)
@@ -29,7 +29,7 @@ class Witness:
 
     def probe(self, job_id, pid, master):
         self.asked += 1
-        if self.keeper.connected and (self.keeper.version or 0) >= 3:
+        if self.keeper.connected and isinstance(self.keeper.version, int) and self.keeper.version >= PROBES:
             try:
                 evidence = self.keeper.probe(job_id)
             except KeeperError as error:

@@ -31,8 +31,8 @@ types the profile's `limitResume` text at the reset).
 
 import logging
 import re
-import time
 
+import roost.clock
 from roost.term import kernel_reading, patterns, resets
 
 log = logging.getLogger(__name__)
@@ -163,7 +163,7 @@ def limit_reading(found, summary, why, seen_ms=None, tz_name=None):
     reset = (found.groupdict().get("reset") or "").strip() or None
     if reset is not None:
         why["reset"] = reset[:MAX_SUMMARY]
-    seen_ms = seen_ms if seen_ms is not None else int(time.time() * 1000)
+    seen_ms = seen_ms if seen_ms is not None else roost.clock.now_ms()
     return {"state": "blocked", "status": "waiting", "waitingFor": "limit",
             "resetsAt": resets.reset_at(reset, seen_ms, tz_name) if reset else None,
             "summary": why.get("line") or summary, "why": why}
@@ -197,17 +197,19 @@ class ScreenReading:
     again while it is quiet (kernel_reading.Rechecks); output alone changes nothing of
     what it says, so a loop that prints and sleeps stays working. A profile with patterns
     asks the kernel when its screen reads waiting, and a screen the kernel contradicts is
-    held (kernel_reading.held), looked at again the same way until the two agree."""
+    held (kernel_reading.held), looked at again the same way until the two agree.
+    Time is read from `clock` (its `monotonic()`: roost.clock's, or a test's ManualClock)."""
 
     __slots__ = ("profile", "current", "typed", "unjudged", "changed_at", "summary_at", "checked_at",
-                 "judge_after", "probe", "takes_task", "rechecks", "probe_after")
+                 "judge_after", "probe", "takes_task", "rechecks", "probe_after", "clock")
 
-    def __init__(self, profile, typed, probe=None, takes_task=False):
+    def __init__(self, profile, typed, probe=None, takes_task=False, clock=None):
+        self.clock = clock if clock is not None else roost.clock
         self.profile = profile
         self.current = working_reading()
         self.typed = typed                # text was typed: a wait after it is for an answer
         self.unjudged = True              # what it shows changed since it was last judged
-        self.changed_at = time.monotonic()
+        self.changed_at = self.clock.monotonic()
         self.summary_at = 0.0
         self.checked_at = 0.0
         self.judge_after = 0.0            # not judged before this moment (see Terminal.start)
@@ -221,23 +223,28 @@ class ScreenReading:
         """Its profile names no waiting pattern: the kernel says whether it waits."""
         return self.profile.waiting is None
 
-    def settle_left(self, now):
+    def judge_later(self, seconds):
+        """Its first judgement waits `seconds` (jobs.adoption: a screen taken over)."""
+        self.judge_after = self.clock.monotonic() + seconds
+
+    def settle_left(self):
         """Seconds until it may be judged; 0 when due; None when judged already."""
         if not self.unjudged:
             return None
+        now = self.clock.monotonic()
         return max(0.0, self.profile.settle - (now - self.changed_at), self.judge_after - now)
 
-    def recheck_left(self, now):
+    def recheck_left(self):
         """Seconds until a quiet screen's processes are looked at again; None: not asked."""
-        return self.rechecks.left(now)
+        return self.rechecks.left(self.clock.monotonic())
 
-    def probe_due(self, now):
+    def probe_due(self):
         """The screen changed under a reading the kernel gave, a while ago: ask again."""
-        return self.probe_after is not None and now >= self.probe_after
+        return self.probe_after is not None and self.clock.monotonic() >= self.probe_after
 
     def changed(self, lines_of):
         """The screen shows other text now (`lines_of()` gives its lines)."""
-        now = time.monotonic()
+        now = self.clock.monotonic()
         self.unjudged = True
         self.changed_at = now
         if self.plain and self.probe_after is None:
@@ -266,15 +273,16 @@ class ScreenReading:
     def keys_given(self):
         """A person typed into it: what its processes wait on may change. True when a
         look is now due sooner than its reader was told (Terminal: PtyReader.look_soon)."""
+        now = self.clock.monotonic()
         if self.probe_after is not None:
-            self.probe_after = min(self.probe_after, time.monotonic() + PROBE_WHILE_CHANGING)
-        return self.rechecks.soon(time.monotonic())
+            self.probe_after = min(self.probe_after, now + PROBE_WHILE_CHANGING)
+        return self.rechecks.soon(now)
 
     def text_given(self, lines):
         """Text was typed and submitted: at work until the screen is judged again."""
         self.typed = True
         self.unjudged = True
-        self.changed_at = time.monotonic()
+        self.changed_at = self.clock.monotonic()
         self.rechecks.stop()
         return working_reading(last_line(lines), {"rule": "typed"})
 
@@ -290,7 +298,7 @@ class ScreenReading:
             return screen
         evidence = self.probe()
         if kernel_reading.cannot_be_waiting(evidence):
-            self.rechecks.seen("held", time.monotonic())
+            self.rechecks.seen("held", self.clock.monotonic())
             if self.current["why"].get("rule") == "held" and self.current["why"]["screen"] == screen["why"]:
                 return None       # held already, for the same screen
             return kernel_reading.held(self.current, screen, evidence)
@@ -314,7 +322,7 @@ class ScreenReading:
     def _from_kernel(self, lines, cursor_row, summary):
         evidence = self.probe() if self.probe is not None else None
         reading = kernel_reading.from_kernel(evidence, lines, cursor_row, summary, self.typed, self.takes_task)
-        self.rechecks.seen((reading["state"], reading["status"]), time.monotonic())
+        self.rechecks.seen((reading["state"], reading["status"]), self.clock.monotonic())
         return reading
 
 

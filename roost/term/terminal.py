@@ -45,7 +45,7 @@ class Terminal:
                  "_at_eof", "_output_seen", "_saw_output")
 
     def __init__(self, job_id, master_fd, job_dir, term=None, rows=40, cols=120, on_change=None, on_eof=None,
-                 log_limit=4 * 1024 * 1024, typed=False, carry=None, probe=None, takes_task=False):
+                 log_limit=4 * 1024 * 1024, typed=False, carry=None, probe=None, takes_task=False, clock=None):
         self.job_id = job_id
         self.fd = master_fd
         self.job_dir = job_dir
@@ -62,7 +62,7 @@ class Terminal:
         self._intake = Intake(master_fd, self._log, carry)
         self._reader = PtyReader(self._intake, job_id, self)
         self._feed = ScreenFeed(self.screen)
-        self._read = ScreenReading(self.profile, typed, probe, takes_task)
+        self._read = ScreenReading(self.profile, typed, probe, takes_task, clock)   # clock: when to judge
         self._attachers = None
         self._alt_exits_seen = 0
         self._repaint_due = False
@@ -101,8 +101,8 @@ class Terminal:
 
     def start(self, judge_later=0.0):
         """Reads at once (after a restart from the log's tail); `judge_later`: its first judgement waits."""
-        self._read.judge_after = time.monotonic() + judge_later
-        tail = self._log_tail()
+        self._read.judge_later(judge_later)
+        tail = self._log.replay_tail(REPLAY_SIZE)
         if tail:
             self._feed.replay(tail)
         held = self._intake.held()
@@ -189,11 +189,11 @@ class Terminal:
 
     def type_text(self, text, mode="followUp", timeout=None, still=None, on_submit=None):
         """Types `text` and the submit keys, then checks the text left the input line
-        (roost.term.typist); one typing at a time. followUp waits (up to `timeout`
-        seconds, None: as long as the job lives) until the screen is judged not working;
-        steer types at once. `still`: what must hold once this typing's turn has come (the
-        screen waits, as when the caller looked), else nothing is typed (`ready: False`).
-        `on_submit`: called once the program took the submit keys (roost.term.typist)."""
+        (roost.term.typist, handed a Keyboard: what typing needs of this terminal); one
+        typing at a time. followUp waits (up to `timeout` s, None: as long as the job lives)
+        until the screen is judged not working; steer types at once. `still`: what must
+        hold once this typing's turn has come, else nothing is typed (`ready: False`).
+        `on_submit`: called once the program took the submit keys."""
         if self._typing is None:
             self._typing = gevent.lock.Semaphore()
         with self._typing:
@@ -201,10 +201,18 @@ class Terminal:
                 return {"submitted": False, "ready": False, "error": "the user is typing"}
             if still is not None and not still():
                 return {"submitted": False, "ready": False, "error": "the screen no longer waits for text"}
-            result = typist.type_text(self, text, mode, timeout, on_submit)
+            keyboard = typist.Keyboard(self.screen, self.writer, self.profile.submit, self.wait_for,
+                                       lambda: self._read.current["state"] == "working", lambda: self.finished,
+                                       self.catch_up, self.verify_timeout, self.write_timeout)
+            result = typist.type_text(keyboard, text, mode, timeout, on_submit)
         if result["submitted"]:
             self._set_reading(self._read.text_given(self.screen.lines()))
         return result
+
+    def typed_not_submitted(self, text):
+        """Typed, and its submit keys never came (a daemon that died in between)."""
+        quiet = self.judged and self._read.current.get("state") != "working"
+        return quiet and typist.pending_on_input_line(self.screen.lines(), self.screen.cursor, text)
 
     @property
     def typing(self):
@@ -247,7 +255,7 @@ class Terminal:
             self._feed_slice()
             if feed.flooding(now) and not self._attachers:
                 feed.pack()       # its next slice is STALE_SCREEN away
-        if self._read.probe_due(now):
+        if self._read.probe_due():
             self._judge(again=True)      # output under a reading the kernel gave: asked again
         if got_output or (feed.pending and not feed.flooding(now)):
             return MORE, None
@@ -255,12 +263,12 @@ class Terminal:
             return WAIT, FLOW_GAP     # the flood goes on; its screen's next slice waits
         if feed.skipped:
             self._rebuild()
-        left = self._read.settle_left(now)
+        left = self._read.settle_left()
         if left is not None and left > 0:
             return PARK, left
-        if left is not None or self._read.recheck_left(now) == 0:
+        if left is not None or self._read.recheck_left() == 0:
             self._judge(again=left is None)    # judged once settled, then looked at again
-        return PARK, self._read.recheck_left(time.monotonic())
+        return PARK, self._read.recheck_left()
 
     def drain_step(self):
         """After EOF: the screen takes the rest of the output, a slice a turn."""
@@ -328,8 +336,7 @@ class Terminal:
         self._freeze_if_quiet()
 
     def _freeze_if_quiet(self):
-        """Quiet, judged and nobody attached: its cells are packed small until output
-        comes (Screen.freeze)."""
+        """Quiet, judged and nobody attached: its cells packed small until output comes (Screen.freeze)."""
         if not self._read.unjudged and not self._attachers and not self._feed.pending and not self.closed:
             self.screen.freeze()
 
@@ -337,19 +344,12 @@ class Terminal:
         """A flood made the screen skip ahead: it is rebuilt from the log's tail (no skipped row stays)."""
         self._feed.skipped = False
         self.screen.rebuild()
-        tail = self._log_tail()
+        tail = self._log.replay_tail(REPLAY_SIZE)
         if tail:
             feed_in_turns(self.screen, tail, None)
             self.screen.answers()
         if self.screen.take_change():
             self._set_reading(self._read.changed(self.screen.lines))
-
-    def _log_tail(self):
-        tail = self._log.tail(REPLAY_SIZE)
-        start = tail.find(b"\n")
-        if 0 <= start < 4096 and len(tail) >= REPLAY_SIZE:
-            tail = tail[start + 1:]   # from a line's start: no half a sequence
-        return tail
 
     # -- readings and waiting -------------------------------------------------------------
 
