@@ -97,6 +97,9 @@ RANKS = {
     "roost.events": 6,
     "roost.jobs": 7,
     "roost.peers": 8,
+    # what the fleet spends: reads the jobs' agents' records, parks jobs over budget,
+    # and admits the starts of the board, the schedules and the concierge (issue 29)
+    "roost.spend": 8,
     "roost.board": 9,
     "roost.schedule": 10,
     "roost.concierge": 11,
@@ -332,7 +335,7 @@ def test_a_planted_long_module_breaks_the_size_rule():
 # library's, and these dependencies' (roost.spec checks the installed ones as it builds).
 DEPENDENCIES = ("gevent", "greenlet", "zope", "ujson", "pexpect", "ptyprocess", "pyte", "wcwidth",
                 "dulwich", "urllib3", "docopt", "PyInstaller", "altgraph", "packaging", "pytest",
-                "mcp", "mcp_types", "pydantic", "anyio")
+                "mcp", "mcp_types", "pydantic", "anyio", "inotify_simple")
 
 
 def shadowing(entries):

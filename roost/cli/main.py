@@ -40,6 +40,7 @@ COMMANDS = {
     "respawn": ("respawn", "start an ended job again"),
     "pin": ("pin", "pin a job (listed first, never reaped)"),
     "limits": ("limits", "the jobs parked at their usage limit, and their resume at the reset (off, on)"),
+    "usage": ("usage", "what the fleet spent: tokens and USD by job, task, project, provider, model, day, host"),
     "rename": ("rename", "rename a job"),
     "proxy": ("proxy", "bridge stdin/stdout to this machine's daemon (what --host runs over ssh)"),
     "service": ("service", "start roost at login: install or remove a systemd --user unit"),
@@ -167,8 +168,8 @@ def main(argv, env=None, stdout=None, stderr=None):
     if hosts and socket_override:
         stderr.write("roost: --socket and --host name two different daemons: give one\n")
         return ExitStatus.USAGE
-    if len(hosts) > 1 and name != "hub":
-        stderr.write(f"roost {name}: it runs against one daemon; several --host are for the hub\n")
+    if len(hosts) > 1 and name not in ("hub", "usage"):
+        stderr.write(f"roost {name}: it runs against one daemon; several --host are for the hub and usage\n")
         return ExitStatus.USAGE
     context = Context(env, socket_override, stdout, stderr, hosts)
     return run_command(entry, name, args, context)

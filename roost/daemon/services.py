@@ -4,6 +4,7 @@ Mercurial's command server builds its own); the ops reach them through `call.ser
     config, keeper, feed -> bus -> jobs -> runner -> links -> replies, reaper, launcher
     jobs, runner, replies -> timelines (each job's flight recorder) -> sessions (each agent's own)
     jobs, replies, config, bus -> limit resumes (parked jobs typed into at their reset)
+    jobs, config -> spend (each job's tokens from its agent's records, its row's `spend`)
     jobs -> directory -> messenger -> watches (peers) -> board, its actions -> workspaces -> radar
     jobs, launcher -> schedules (the book) -> scheduler (their one timer)
     bus -> orders; jobs, launcher, replies, subscribers, orders -> concierge -> digests
@@ -50,6 +51,7 @@ from roost.peers.messages import Messenger
 from roost.peers.watches import Watches
 from roost.schedule.book import ScheduleBook
 from roost.schedule.clock import Scheduler
+from roost.spend.tracker import SpendTracker
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +93,7 @@ class Services:
         self.timelines = Timelines(self.jobs)
         self.sessions = SessionFinder(self.jobs, self.timelines)
         self.limit_resumes = LimitResumer(self.jobs, self.replies, self.config, self.bus)
+        self.spend = SpendTracker(self.jobs, self.config, home)
         self.directory = PeerDirectory(self.jobs)
         self.messenger = Messenger(self.directory, self.runner, self.replies, self.links, self.bus)
         self.watches = Watches(home, self.jobs, self.directory, self.messenger)
@@ -124,9 +127,10 @@ class Services:
         for hook in (self.timelines.row_changed, self.sessions.row_changed, self.reaper.row_changed,
                      self.subscribers.row_changed, self.board_actions.row_changed, checks.row_changed,
                      self.concierge.row_changed, self.notifier.row_changed, self.radar.row_changed,
-                     self.limit_resumes.row_changed):
+                     self.limit_resumes.row_changed, self.spend.row_changed):
             self.jobs.on_row_change.append(hook)
-        for hook in (self.subscribers.removed, self.board_actions.removed, checks.removed, self.notifier.removed):
+        for hook in (self.subscribers.removed, self.board_actions.removed, checks.removed, self.notifier.removed,
+                     self.spend.removed):
             self.jobs.on_remove.append(hook)
         # The feed's listeners: kept watches fire before hubs hear of the event.
         self.bus.listeners.append(self.watches.event)
@@ -177,6 +181,7 @@ class Services:
             log.exception("starting the schedules failed")
         self.digests.start()
         self.limit_resumes.start()      # after adoption: parked rows are resumed from their records
+        self.spend.start()              # each ledger from its file, then what was written meanwhile
         running = sum(1 for job in self.jobs.all() if job.running)
         self.bus.publish("daemon", f"roost {__version__} started: {running} jobs running")
 
@@ -187,6 +192,7 @@ class Services:
         self.scheduler.stop()
         self.digests.stop()
         self.limit_resumes.stop()
+        self.spend.stop()
         adoption.shut_down(self.runner, keep_workers)
         self.jobs.flush()
         self.bus.flush()

@@ -17,6 +17,8 @@ from roost.term import patterns
 TASK_MODES = ("type", "argv")
 BUILT_IN = "built-in"
 TERM_PATTERNS = ("waiting", "working", "dialog", "limit", "question", "choices")
+# The readers of roost.spend.sources (the jobs layer does not import it: it ranks above).
+SPEND_FROM = ("claude-code", "codex", "aider", "pi", "report")
 
 
 def _users(config):
@@ -167,6 +169,12 @@ def apply(launch, config, task):
             raise bad_request(f"agentProfiles.{name}.limitMenu must be {{choice: text, keys: text}}")
         launch.setdefault("limitMenu", {"choice": menu["choice"], "keys": menu["keys"]})
     launch.setdefault("provider", provider(name, profile))
+    # issue 29: where what the agent spends is read (roost.spend.sources).
+    spend_from = profile.get("spendFrom")
+    if spend_from is not None:
+        if spend_from not in SPEND_FROM:
+            raise bad_request(f"agentProfiles.{name}.spendFrom must be one of {', '.join(SPEND_FROM)}")
+        launch.setdefault("spendFrom", spend_from)
     mode = profile.get("task", "type")
     if mode not in TASK_MODES:
         raise bad_request(f"agentProfiles.{name}.task must be one of {', '.join(TASK_MODES)}")

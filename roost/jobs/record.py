@@ -50,6 +50,9 @@ _ROW_DEFAULTS = {
     "order": None, "orderKey": None,
     # issue 19: when the usage limit a `waitingFor: "limit"` row waits at resets (ms), or null.
     "resetsAt": None,
+    # issue 29: what the job spent, read from its agent's own records (roost.spend), or
+    # null when roost cannot read it or it has spent nothing yet: never a made-up 0.
+    "spend": None,
 }
 # Optional JobRow fields: shown when the record has them.
 _ROW_OPTIONAL = ("usage", "parentSession", "rootSession", "parentOpen", "agent", "prs", "worktree",

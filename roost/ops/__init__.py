@@ -18,7 +18,7 @@ OPS = {}
 QUICK = set()
 
 _MODULES = ("system", "jobs", "terminal", "agents", "feed", "peers", "board", "workspaces", "profiles", "schedules",
-            "concierge", "notify", "timeline", "limits")
+            "concierge", "notify", "timeline", "limits", "spend")
 
 
 def op(name, quick=False):

@@ -1,0 +1,354 @@
+"""The daemon's part: every job's ledger kept current from its agent's records, and its
+row's `spend` (issue 29 item 1).
+
+One worker greenlet refreshes the jobs that asked, one at a time: it finds the job's
+files (roost.spend.sources), reads each from where it was last read in the threadpool
+(a big first read costs the loop nothing), and applies what was counted in the loop,
+the one place a ledger changes. A job asks for a refresh when its files' directories
+change (roost.spend.watcher), when a turn begins or ends, when its session id changes
+and when its run ends. A protocol agent's `usage` report is counted as it comes.
+
+Each ledger is kept in the job's directory (`spend.json`: its tallies, the response keys
+it counted, each file's offset), written at most every SAVE_EVERY_S while it changes and
+when the daemon stops; a daemon started again goes on from there, reading no file from
+its start. A job removed leaves its tallies in `$ROOST_HOME/spend-archive.jsonl`, so a
+task's and a day's totals keep it.
+
+The row's `spend` is {tokens: {input, output, cacheRead, cacheWrite}, usd, models,
+unpriced, source, at}, or null for a job roost cannot read or that has written nothing.
+"""
+
+import collections
+import logging
+import os
+import socket
+
+import gevent
+import gevent.event
+
+from roost import codec, store
+from roost.jobs import limits
+from roost.jobs.record import now_ms
+from roost.spend import claude_code, codex, small_agents, sources, tokens
+from roost.spend.follow import LineFollower
+from roost.spend.ledger import Batch, Ledger
+from roost.spend.prices import Prices
+from roost.spend.watcher import DirectoryWatcher
+
+log = logging.getLogger(__name__)
+
+STATE_FILE = "spend.json"
+ARCHIVE = "spend-archive.jsonl"
+STATE_VERSION = 1
+SAVE_EVERY_S = 5.0
+BATCH_BYTES = 8 << 20          # read at most this much of a file per trip to the threadpool
+
+READERS = {
+    "claude-code": (claude_code.keep, claude_code.take),
+    "codex": (codex.keep, codex.take),
+    "pi": (small_agents.pi_keep, small_agents.pi_take),
+    "aider": (small_agents.aider_keep, small_agents.aider_take),
+}
+
+
+def reader_of(job):
+    """The job's reader (`spendFrom`), or "report" for a protocol agent that reports its
+    usage, or None: roost cannot read what it spends."""
+    kind = job.launch.get("spendFrom")
+    if kind in sources.KINDS:
+        return kind
+    if job.record.get("usage") is not None:
+        return "report"
+    return None
+
+
+def _read_batch(follower, kind, file_state):
+    """In the threadpool: what the next stretch of one file counts, as a Batch, and the
+    readings of the plan's windows it carries."""
+    keep, take = READERS[kind]
+    batch, readings = Batch(), []
+
+    def counted(line):
+        reading = take(batch, line, file_state)
+        if reading is not None:
+            readings.append(reading)
+
+    read = follower.read(counted, keep, BATCH_BYTES)
+    return batch, readings, read >= BATCH_BYTES
+
+
+class SpendTracker:
+    def __init__(self, registry, config, home):
+        self.registry = registry
+        self.config = config
+        self.home = home
+        self.host = socket.gethostname()
+        self.watcher = DirectoryWatcher(self._changed)
+        self.ledgers = {}             # job id -> Ledger
+        self._followers = {}          # job id -> {path: LineFollower}
+        self._kinds = {}              # job id -> its reader
+        self._about = {}              # job id -> {"provider", "project"}: what it is grouped by
+        self._queue = collections.OrderedDict()    # job ids to refresh, in order
+        self._wake = gevent.event.Event()
+        self._worker = None
+        self._saved_at = {}           # job id -> when its ledger was last written (monotonic)
+        self._save_timers = {}
+        self._prices = (None, None)
+        self.on_spend = []            # fn(job, spend) after a row's spend changed (budgets)
+        self.on_readings = []         # fn(job, kind, readings): the plan windows its records carried
+
+    # -- life -------------------------------------------------------------------------
+
+    def start(self):
+        """After the jobs are loaded: each ledger from its file, each row's spend, and a
+        first look at every job's records."""
+        for job in self.registry.all():
+            kind = reader_of(job)
+            if kind is None:
+                continue
+            self._load(job, kind)
+            self._set_row(job)
+            self.ask(job.id)
+        self.watcher.start()
+        self._worker = gevent.spawn(self._work)
+
+    def stop(self):
+        if self._worker is not None:
+            self._worker.kill(block=True)
+        self.watcher.stop()
+        for job_id in list(self.ledgers):
+            job = self.registry.get(job_id)
+            if job is not None and self.ledgers[job_id].changed:
+                self._save(job)
+
+    def prices(self):
+        current = self.config.current()
+        if self._prices[0] is not current:
+            self._prices = (current, Prices(current))
+        return self._prices[1]
+
+    # -- hooks --------------------------------------------------------------------------
+
+    def row_changed(self, after, before):
+        job = self.registry.get(after["id"])
+        if job is None:
+            return
+        kind = reader_of(job)
+        if kind is None:
+            return
+        if job.id not in self.ledgers:
+            self._load(job, kind)
+        ledger = self.ledgers[job.id]
+        session = job.launch.get("sessionId")
+        if isinstance(session, str) and session not in ledger.sessions:
+            ledger.sessions.append(session)
+            ledger.changed = True
+            self.ask(job.id)
+        if kind == "report":
+            if before is None or after.get("usage") != before.get("usage"):
+                if small_agents.report_take(ledger, after.get("usage"), tokens.today()):
+                    self._counted(job)
+            return
+        if before is None or any(after.get(key) != before.get(key) for key in ("status", "state")):
+            self.ask(job.id)
+
+    def removed(self, row):
+        """A job removed: its tallies go to the archive, so the totals keep them."""
+        job_id = row["id"]
+        ledger = self.ledgers.pop(job_id, None)
+        self._followers.pop(job_id, None)
+        self._kinds.pop(job_id, None)
+        about = self._about.pop(job_id, {})
+        self._queue.pop(job_id, None)
+        self.watcher.forget(job_id)
+        if ledger is None or ledger.empty():
+            return
+        entry = dict(self.describe_row(row, ledger, about), removedAt=now_ms())
+        try:
+            store.append_bytes(os.path.join(self.home, ARCHIVE), codec.encode(entry).encode("utf-8") + b"\n")
+        except OSError:
+            log.exception("job %s: its spend could not be archived", job_id)
+
+    def session_seen(self, job, session):
+        """A session id the job's agent uses (Claude Code's status line): its records
+        count as the job's from now on."""
+        ledger = self.ledgers.get(job.id)
+        if ledger is None or not isinstance(session, str) or not sources.SESSION_ID.match(session):
+            return
+        if session not in ledger.sessions:
+            ledger.sessions.append(session)
+            ledger.changed = True
+            self.ask(job.id)
+
+    # -- the worker ---------------------------------------------------------------------
+
+    def ask(self, job_id):
+        self._queue[job_id] = True
+        self._wake.set()
+
+    def _changed(self, owners):
+        for job_id in owners:
+            self.ask(job_id)
+
+    def _work(self):
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            while self._queue:
+                job_id, _ = self._queue.popitem(last=False)
+                job = self.registry.get(job_id)
+                if job is None or job.removed:
+                    continue
+                try:
+                    self._refresh(job)
+                except Exception:
+                    log.exception("job %s: its spend could not be read", job_id)
+
+    def _refresh(self, job):
+        kind = self._kinds.get(job.id) or reader_of(job)
+        if kind not in READERS:
+            return
+        ledger = self.ledgers.get(job.id) or self._load(job, kind)
+        pool = gevent.get_hub().threadpool
+        sessions = list(ledger.sessions)
+        found, directories = pool.apply(sources.files, (kind, job.launch, job.job_dir, job.record.get("cwd") or "",
+                                                        sessions))
+        for directory in directories:
+            self.watcher.watch(directory, job.id)
+        followers = self._followers.setdefault(job.id, {})
+        for path in found:
+            if path not in followers:
+                kept = (ledger.files.get(path) or {}).get("follow") or {}
+                followers[path] = LineFollower(path, kept.get("offset") or 0, kept.get("inode"))
+                ledger.files.setdefault(path, {"follow": {}, "state": {}})
+        version = ledger.version
+        for path, follower in list(followers.items()):
+            file_state = ledger.files[path].setdefault("state", {})
+            more = True
+            while more:
+                batch, readings, more = pool.apply(_read_batch, (follower, kind, file_state))
+                batch.apply(ledger)
+                if follower.state() != ledger.files[path].get("follow"):
+                    ledger.files[path]["follow"] = follower.state()
+                    ledger.changed = True
+                if readings:
+                    self._tell_readings(job, kind, readings)
+                if more:
+                    gevent.sleep(0)
+        if ledger.version != version:
+            self._counted(job)
+        elif ledger.changed:
+            self._save_soon(job)
+
+    def _tell_readings(self, job, kind, readings):
+        for hook in list(self.on_readings):
+            try:
+                hook(job, kind, readings)
+            except Exception:
+                log.exception("job %s: a readings hook failed", job.id)
+
+    def _counted(self, job):
+        spend = self._set_row(job)
+        self._save_soon(job)
+        for hook in list(self.on_spend):
+            try:
+                hook(job, spend)
+            except Exception:
+                log.exception("job %s: a spend hook failed", job.id)
+
+    # -- the row and the file --------------------------------------------------------------
+
+    def spend_of(self, ledger, kind):
+        if ledger is None or ledger.empty():
+            return None
+        whole, by_model = ledger.totals()
+        usd, unpriced = self.prices().usd(by_model)
+        return {"tokens": tokens.as_dict(whole), "usd": usd,
+                "models": sorted(model for model, count in by_model.items() if any(count)),
+                "unpriced": unpriced, "source": kind, "at": now_ms()}
+
+    def _set_row(self, job):
+        spend = self.spend_of(self.ledgers.get(job.id), self._kinds.get(job.id))
+        current = job.record.get("spend")
+        if spend is None and current is None:
+            return None
+        if current is not None and spend is not None and \
+                {key: value for key, value in current.items() if key != "at"} == \
+                {key: value for key, value in spend.items() if key != "at"}:
+            return current
+        self.registry.change(job, spend=spend, lasting=False)
+        return spend
+
+    def _load(self, job, kind):
+        self._kinds[job.id] = kind
+        self._about[job.id] = {"provider": limits.provider_of(job),
+                               "project": sources.project_of(job.record.get("cwd") or "")}
+        value = store.read_json(os.path.join(job.job_dir, STATE_FILE)) if job.job_dir else None
+        ledger = Ledger.from_state(value.get("ledger") if isinstance(value, dict) else None)
+        session = job.launch.get("sessionId")
+        if isinstance(session, str) and session not in ledger.sessions:
+            ledger.sessions.append(session)
+        self.ledgers[job.id] = ledger
+        return ledger
+
+    def _save_soon(self, job):
+        if job.id in self._save_timers:
+            return
+        since = gevent.get_hub().loop.now() - self._saved_at.get(job.id, 0.0)
+        delay = max(0.0, SAVE_EVERY_S - since)
+        self._save_timers[job.id] = gevent.spawn_later(delay, self._save_later, job)
+
+    def _save_later(self, job):
+        self._save_timers.pop(job.id, None)
+        if not job.removed and job.id in self.ledgers:
+            self._save(job)
+
+    def _save(self, job):
+        ledger = self.ledgers[job.id]
+        ledger.changed = False
+        self._saved_at[job.id] = gevent.get_hub().loop.now()
+        try:
+            store.write_json(os.path.join(job.job_dir, STATE_FILE),
+                             {"version": STATE_VERSION, "kind": self._kinds.get(job.id), "ledger": ledger.state()})
+        except OSError:
+            log.exception("job %s: its spend could not be written", job.id)
+        if job.record.get("spend") is not None:
+            self.registry.persist(job)      # the row's figure on disk too (set with lasting=False)
+
+    # -- what `usage` groups -------------------------------------------------------------
+
+    def describe_row(self, row, ledger, about):
+        task = row.get("task") or ""
+        number = task[1:].split(" ", 1)[0] if task.startswith("#") else ""
+        return {"id": row["id"], "name": row.get("name"), "task": number if number.isdigit() else None,
+                "project": about.get("project"), "provider": about.get("provider"),
+                "source": self._kinds.get(row["id"]), "tally": ledger.tally, "host": self.host}
+
+    def entries(self):
+        """Every job's tallies with what it is grouped by: the live ledgers, then the
+        archive's."""
+        found = []
+        for job_id, ledger in self.ledgers.items():
+            job = self.registry.get(job_id)
+            if job is None or ledger.empty():
+                continue
+            found.append(self.describe_row(job.record, ledger, self._about.get(job_id) or {}))
+        found += self._archived()
+        return found
+
+    def _archived(self):
+        path = os.path.join(self.home, ARCHIVE)
+        try:
+            with open(path, "rb") as handle:
+                lines = handle.read().splitlines()
+        except OSError:
+            return []
+        found = []
+        for line in lines:
+            try:
+                entry = codec.decode(line)
+            except ValueError:
+                continue          # a torn last line
+            if isinstance(entry, dict) and isinstance(entry.get("tally"), dict):
+                found.append(entry)
+        return found

@@ -1,0 +1,82 @@
+"""issue 29 items 1-3 on a real daemon: a job's row carries what its agent spent, read
+from the agent's own records as it writes them (tests/agents/spends.py writes them as
+Claude Code does); `roost usage` groups it; a job roost cannot read has `spend: null`."""
+
+import json
+import os
+
+from conftest import wait_for
+from jobkit import agent, dispatch, job_record, row, wait_row, write_config
+
+TERM = {"settleMs": 150, "waiting": r"^> ?$"}
+
+
+def profile(**extra):
+    return dict({"command": agent("spends.py", "--session-id", "{sessionId}"), "task": "type", "term": TERM,
+                 "provider": "anthropic", "spendFrom": "claude-code"}, **extra)
+
+
+def start(daemon, cwd, config=None, name="", **extra):
+    os.makedirs(cwd, exist_ok=True)
+    claude = os.path.join(os.path.dirname(daemon.home), "claude")
+    write_config(daemon.home, dict({"agentProfiles": {"spender": profile()}}, **(config or {})))
+    return dispatch(daemon, [], cwd=str(cwd), profile="spender", name=name,
+                    env={"CLAUDE_CONFIG_DIR": claude}, **extra)
+
+
+def waits(daemon, job_id):
+    return wait_row(daemon, job_id, lambda current: current["status"] == "waiting", what="the prompt")
+
+
+def spend_of(daemon, job_id, tokens_input):
+    return wait_row(daemon, job_id, lambda current: (current.get("spend") or {}).get("tokens", {}).get("input")
+                    == tokens_input, what=f"the row's spend to reach input {tokens_input}")["spend"]
+
+
+def test_a_jobs_row_carries_what_its_agent_wrote_it_spent(daemon, tmp_path):
+    job_id = start(daemon, tmp_path / "w")
+    waits(daemon, job_id)
+    assert row(daemon, job_id)["spend"] is None          # nothing written yet: unknown, not 0
+    daemon.call("reply", id=job_id, text="spend 100 30")
+    spend = spend_of(daemon, job_id, 1100)
+    assert spend["tokens"] == {"input": 1100, "output": 30, "cacheRead": 1000, "cacheWrite": 0}
+    assert spend["models"] == ["claude-opus-4-8"] and spend["unpriced"] == [] and spend["source"] == "claude-code"
+    assert spend["usd"] == round((100 * 5 + 30 * 25 + 1000 * 0.5) / 1e6, 6)
+    daemon.call("reply", id=job_id, text="spend 10 5 fake-model")
+    spend = spend_of(daemon, job_id, 2110)
+    assert spend["usd"] is None and spend["unpriced"] == ["fake-model"]
+    listed = daemon.cli("list").stdout.decode()
+    assert "2.15k tok  spender" in listed.splitlines()[1]        # a model without a price: its tokens
+    assert "spent today: 2.15k tok (no price for fake-model)" in listed
+    # kept in the job's directory: a daemon started again shows it at once
+    daemon.restart()
+    assert row(daemon, job_id)["spend"]["tokens"]["input"] == 2110
+    state = json.load(open(os.path.join(daemon.home, "jobs", job_id, "spend.json")))
+    assert state["kind"] == "claude-code" and state["ledger"]["sessions"]
+
+
+def test_a_job_roost_cannot_read_has_spend_null(daemon, tmp_path):
+    job_id = dispatch(daemon, agent("prompt_echo.py"), cwd=str(tmp_path))
+    wait_row(daemon, job_id, lambda current: current["status"] == "waiting", what="the prompt")
+    assert row(daemon, job_id)["spend"] is None
+    assert daemon.call("usage")["groups"] == []
+
+
+def test_a_new_session_id_of_the_job_counts_as_its_own_and_usage_groups_it(daemon, tmp_path):
+    job_id = start(daemon, tmp_path / "w", config={"prices": {"fake-model": {"input": 1, "output": 2}}})
+    waits(daemon, job_id)
+    daemon.call("reply", id=job_id, text="spend 100 30")
+    spend_of(daemon, job_id, 1100)
+    other = start(daemon, tmp_path / "v", config={"prices": {"fake-model": {"input": 1, "output": 2}}})
+    waits(daemon, other)
+    daemon.call("reply", id=other, text="spend 1000000 1000000 fake-model")
+    spend = spend_of(daemon, other, 1_001_000)
+    assert spend["usd"] == round((1_000_000 * 1 + 1_000_000 * 2 + 1000 * 1) / 1e6, 6)   # cache reads at input price
+    by_job = daemon.call("usage", by="job")
+    assert sorted(group["key"] for group in by_job["groups"]) == sorted([job_id, other])
+    assert by_job["total"]["tokens"]["input"] == 1100 + 1_001_000
+    by_model = json.loads(daemon.cli("usage", "--by", "model", "--since", "today", "--json").stdout)
+    assert [group["key"] for group in by_model["groups"]] == ["claude-opus-4-8", "fake-model"]
+    text = daemon.cli("usage", "--by", "provider").stdout.decode()
+    assert "anthropic" in text and "total" in text
+    assert "claude-opus-4-8" in daemon.cli("usage", "--prices").stdout.decode()
