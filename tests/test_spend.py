@@ -80,3 +80,39 @@ def test_a_new_session_id_of_the_job_counts_as_its_own_and_usage_groups_it(daemo
     text = daemon.cli("usage", "--by", "provider").stdout.decode()
     assert "anthropic" in text and "total" in text
     assert "claude-opus-4-8" in daemon.cli("usage", "--prices").stdout.decode()
+
+
+def test_a_tasks_spend_is_every_job_it_had_and_survives_their_removal(daemon, tmp_path):
+    from boardkit import project_repo, task_op, wait_stage
+
+    root = project_repo(tmp_path / "repo", verify="true")
+    write_config(daemon.home, {"agentProfiles": {"spender": profile()}})
+    claude = os.path.join(os.path.dirname(daemon.home), "claude")
+    task = task_op(daemon, action="add", title="Spend on it", project=root)["task"]
+    jobs = []
+    for turn, fresh in enumerate((100, 200)):
+        workspace = task_op(daemon, action="prepare", id=task["id"])["workspace"]
+        started = task_op(daemon, action="start", id=task["id"], launch={
+            "kind": "shell", "cwd": workspace["path"], "command": [], "env": {"CLAUDE_CONFIG_DIR": claude},
+            "name": f"try{turn}", "sessionFile": "", "origin": "dispatch", "profile": "spender", "task": "go"})
+        job_id = started["job"]["id"]
+        jobs.append(job_id)
+        daemon.call("reply", id=job_id, text=f"spend {fresh} 10")
+        spend_of(daemon, job_id, fresh + 1000)
+        if turn == 0:
+            task_op(daemon, action="shelve", id=task["id"])           # a retry: another job on it
+    shown = task_op(daemon, action="approve", id=task["id"], dry=True)
+    task_op(daemon, action="approve", id=task["id"], hash=shown["hash"])
+    task_op(daemon, action="done", id=task["id"])
+    wait_stage(daemon, task["id"], "review")                           # its verify ran as a job of its own
+    listed = task_op(daemon, action="list")["tasks"][0]["spend"]
+    assert listed["tokens"]["input"] == 1100 + 1200 and listed["tokens"]["output"] == 20
+    assert sorted(listed["jobs"]) == sorted(jobs)
+    assert "spent $" in daemon.cli("task", "list").stdout.decode()
+    by_task = daemon.call("usage", by="task")
+    assert by_task["groups"][0]["key"] == str(task["id"])
+    # a job removed keeps its part of the task's spend
+    daemon.call("stop", id=jobs[0])
+    daemon.call("rm", id=jobs[0])
+    after = task_op(daemon, action="list")["tasks"][0]["spend"]
+    assert after["tokens"] == listed["tokens"] and sorted(after["jobs"]) == sorted(jobs)

@@ -337,7 +337,9 @@ class Preparations:
         given = args.get("task") or (args.get("term") or {}).get("typeTask")
         if is_agent and not given:
             args["task"] = self.prompt(task, hold or workspace)
-        job = spaces.launcher.launch(args, extra={"task": one_line(f"#{task['id']} {task['title']}", 200)})
+        # taskId: whose spend it is (issue 29), whatever its row's text says
+        job = spaces.launcher.launch(args, extra={"task": one_line(f"#{task['id']} {task['title']}", 200),
+                                                  "taskId": task["id"]})
         workspace = self._take_hold(task, hold) if hold is not None else task["workspace"]
         if is_agent and not given:
             workspace["comments"] = []      # they went with the prompt

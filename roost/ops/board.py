@@ -8,6 +8,7 @@ from roost.board.actions import Actor, project_of
 from roost.errors import RoostError
 from roost.ops import args as read
 from roost.ops import callers, op
+from roost.spend import usage
 
 # Actions of a task's workspace (M54-M60): handlers registered by roost.ops.workspaces.
 WORKSPACE_ACTIONS = {}
@@ -33,7 +34,23 @@ def _list(call, actor):
     project = call.args.get("project")
     # M59: a branch merged by hand is marked merged when the board is listed.
     call.services.workspaces.upkeep.notice_merged()
-    return {"tasks": call.services.board_actions.visible(actor, project if actor.person else None)}
+    tasks = call.services.board_actions.visible(actor, project if actor.person else None)
+    if actor.person:
+        tasks = _with_spend(call, tasks)
+    return {"tasks": tasks}
+
+
+def _with_spend(call, tasks):
+    """issue 29: each task's spend, every job it ever had (verify runs and retries too):
+    {tokens, usd, unpriced, jobs}, or null when none of its jobs spent what roost reads."""
+    spend = call.services.spend
+    by_task = {group["key"]: group for group in usage.group(spend.entries(), "task", None, spend.prices())["groups"]}
+    shown = []
+    for task in tasks:
+        group = by_task.get(str(task["id"]))
+        shown.append(dict(task, spend=None if group is None else {key: group[key] for key in
+                                                                   ("tokens", "usd", "unpriced", "jobs")}))
+    return shown
 
 
 MAX_AFTER = 50     # tasks a task may wait on

@@ -165,7 +165,7 @@ class SpendTracker:
             return
         entry = dict(self.describe_row(row, ledger, about), removedAt=now_ms())
         try:
-            store.append_bytes(os.path.join(self.home, ARCHIVE), codec.encode(entry).encode("utf-8") + b"\n")
+            store.append_bytes(os.path.join(self.home, ARCHIVE), codec.encode(entry) + b"\n")
         except OSError:
             log.exception("job %s: its spend could not be archived", job_id)
 
@@ -281,7 +281,9 @@ class SpendTracker:
 
     def _load(self, job, kind):
         self._kinds[job.id] = kind
-        self._about[job.id] = {"provider": limits.provider_of(job),
+        # The board task it worked for: a start's `taskId`, a verify's or setup's `boardCheck`.
+        task = job.record.get("taskId") or (job.record.get("boardCheck") or {}).get("task")
+        self._about[job.id] = {"provider": limits.provider_of(job), "task": task if isinstance(task, int) else None,
                                "project": sources.project_of(job.record.get("cwd") or "")}
         value = store.read_json(os.path.join(job.job_dir, STATE_FILE)) if job.job_dir else None
         ledger = Ledger.from_state(value.get("ledger") if isinstance(value, dict) else None)
@@ -317,12 +319,11 @@ class SpendTracker:
 
     # -- what `usage` groups -------------------------------------------------------------
 
-    def describe_row(self, row, ledger, about):
-        task = row.get("task") or ""
-        number = task[1:].split(" ", 1)[0] if task.startswith("#") else ""
-        return {"id": row["id"], "name": row.get("name"), "task": number if number.isdigit() else None,
+    def describe_row(self, record, ledger, about):
+        task = about.get("task")
+        return {"id": record["id"], "name": record.get("name"), "task": None if task is None else str(task),
                 "project": about.get("project"), "provider": about.get("provider"),
-                "source": self._kinds.get(row["id"]), "tally": ledger.tally, "host": self.host}
+                "source": self._kinds.get(record["id"]), "tally": ledger.tally, "host": self.host}
 
     def entries(self):
         """Every job's tallies with what it is grouped by: the live ledgers, then the
