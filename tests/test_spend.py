@@ -116,3 +116,27 @@ def test_a_tasks_spend_is_every_job_it_had_and_survives_their_removal(daemon, tm
     daemon.call("rm", id=jobs[0])
     after = task_op(daemon, action="list")["tasks"][0]["spend"]
     assert after["tokens"] == listed["tokens"] and sorted(after["jobs"]) == sorted(jobs)
+
+
+def test_the_hub_shows_each_rows_spend_and_todays_total(daemon, tmp_path):
+    import pytest
+    from tmuxkit import TMUX, Tmux
+    from conftest import PYTHON, ROOT
+
+    if not os.path.exists(TMUX):
+        pytest.skip("tmux is not installed")
+    job_id = start(daemon, tmp_path / "w", name="spender")
+    waits(daemon, job_id)
+    quiet = dispatch(daemon, agent("prompt_echo.py"), cwd=str(tmp_path), name="quiet")
+    terminal = Tmux(os.path.dirname(daemon.home), daemon.env)
+    try:
+        terminal.start([PYTHON, "-m", "roost", "hub"], 120, 30, env={"PYTHONPATH": ROOT, "TERM": "xterm-256color"})
+        terminal.wait_screen(lambda text: "quiet" in text and "spender" in text, what="the rows")
+        daemon.call("reply", id=job_id, text="spend 100 30")
+        screen = terminal.wait_screen(lambda text: "today $0.0018" in text, what="today's total in the header")
+        spender = next(line for line in screen.splitlines() if "spender" in line)
+        assert "$0.002" in spender                       # pushed with the row, no polling
+        assert "—" in next(line for line in screen.splitlines() if "quiet" in line)
+    finally:
+        terminal.stop()
+    assert row(daemon, quiet)["spend"] is None

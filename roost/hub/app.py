@@ -21,7 +21,7 @@ from roost.client.connection import new_request_id
 from roost.hub import actions, views
 from roost.hub.editor import CANCEL, DONE, ESCAPE, LineEditor
 from roost.hub.fleet import Fleet
-from roost.hub.machines import Machines, receive
+from roost.hub.machines import TODAY_EVERY_S, Machines, receive
 from roost.hub.screen import age_changes_in, since_of
 
 QUIT = "quit"
@@ -123,6 +123,8 @@ class Hub(Machines):
                    (self.entries[index] for index in self.painter.shown if index < len(self.entries))
                    if entry[0] == "row"]
         changes = [change for change in changes if change is not None] + retries
+        if self.fleet.spend_stale:
+            changes.append(TODAY_EVERY_S)       # today's spend, read again once it may be
         return min(changes) if changes else None
 
     def resize(self):

@@ -43,6 +43,8 @@ class Fleet:
         self._counts = (None, None)      # (layout, counts)
         self.board_stale = False         # a board push came: the tasks are read again
         self.hosts = None                # several machines: each one's state, as text
+        self.today = {}                  # machine (None: the one) -> its `usage` total today (issue 29)
+        self.spend_stale = False         # a row's spend changed: today's total is read again
 
     # -- what the daemon says ---------------------------------------------------------
 
@@ -91,6 +93,8 @@ class Fleet:
 
     def _keep(self, row):
         old = self.rows.get(row["id"])
+        if (old or {}).get("spend") != row.get("spend"):
+            self.spend_stale = True
         if old is None or self.filter or any(old.get(field) != row.get(field) for field in LAYOUT_FIELDS):
             self.layout += 1
         if row.get("role") == "concierge":
@@ -207,6 +211,27 @@ class Fleet:
         if counts.get("needsYou"):
             parts.append(f"{counts['needsYou']} need you")
         return "board: " + ", ".join(parts)
+
+    def set_today(self, host, total):
+        if total is not None and self.today.get(host) != total:
+            self.today[host] = total
+            self.version += 1
+
+    def today_text(self):
+        """What the fleet (every machine shown) spent today, or None: a usd is None when
+        any machine's is (a model without a price), its tokens are then shown."""
+        if not self.today:
+            return None
+        usd, tokens, unpriced = 0.0, 0, set()
+        for total in self.today.values():
+            tokens += (total.get("tokens") or {}).get("input", 0) + (total.get("tokens") or {}).get("output", 0)
+            unpriced |= set(total.get("unpriced") or ())
+            usd = None if usd is None or total.get("usd") is None else usd + total["usd"]
+        if not tokens:
+            return None
+        if usd is not None:
+            return f"today ${usd:,.2f}" if usd >= 0.995 else f"today ${usd:.4f}"
+        return f"today {tokens:,} tokens (no price: {', '.join(sorted(unpriced))})"
 
     def concierge_line(self):
         row = self.concierge
