@@ -140,3 +140,48 @@ def test_the_hub_shows_each_rows_spend_and_todays_total(daemon, tmp_path):
     finally:
         terminal.stop()
     assert row(daemon, quiet)["spend"] is None
+
+
+CODEX_ROLLOUT = r"/sessions/\d{4}/\d{2}/\d{2}/rollout-[^/]*-(?P<id>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$"
+
+
+def test_codex_spend_and_its_plan_windows_as_its_rollout_says(daemon, tmp_path):
+    codex_home = os.path.join(os.path.dirname(daemon.home), "codex")
+    write_config(daemon.home, {"agentProfiles": {"coder": {
+        "command": agent("spends.py", "--codex", "--session-id", "0a0b0c0d-0000-4000-8000-00000000000e"),
+        "task": "type", "term": TERM, "provider": "openai", "spendFrom": "codex",
+        "sessionFrom": {"openFile": CODEX_ROLLOUT}}}})
+    os.makedirs(tmp_path / "w")
+    job_id = dispatch(daemon, [], cwd=str(tmp_path / "w"), profile="coder", env={"CODEX_HOME": codex_home})
+    waits(daemon, job_id)
+    daemon.call("reply", id=job_id, text="window 25 50")
+    wait_row(daemon, job_id, lambda current: "windows set" in daemon.call("peek", id=job_id)["text"]
+             and current["status"] == "waiting", what="the windows set")
+    daemon.call("reply", id=job_id, text="spend 100 30")
+    spend = spend_of(daemon, job_id, 1100)
+    assert spend["tokens"] == {"input": 1100, "output": 30, "cacheRead": 1000, "cacheWrite": 0}   # once, not twice
+    assert spend["models"] == ["gpt-5.5"] and spend["source"] == "codex"
+    windows = wait_for(lambda: [entry for entry in daemon.call("windows")["windows"] if entry["provider"] == "openai"],
+                       what="the openai windows")
+    assert {entry["window"]: entry["usedPercent"] for entry in windows} == {"5h": 25.0, "7d": 50.0}
+    assert all(entry["source"] == "codex" and entry["resetsAt"] > entry["at"] for entry in windows)
+    shown = daemon.cli("usage", "--windows").stdout.decode()
+    assert "openai" in shown and "25%" in shown and "50%" in shown
+
+
+def test_claude_codes_status_line_records_its_windows_and_shows_the_users_own(daemon, tmp_path):
+    job_id = start(daemon, tmp_path / "w")
+    waits(daemon, job_id)
+    claude = os.path.join(os.path.dirname(daemon.home), "claude")
+    with open(os.path.join(claude, "settings.json"), "w") as handle:
+        json.dump({"statusLine": {"type": "command", "command": "echo mine: $(cat | head -c 20)"}}, handle)
+    daemon.call("reply", id=job_id, text="status 42 7")
+    wait_for(lambda: 'status line: mine: {"session_id":' in daemon.call("peek", id=job_id)["text"],
+             what="the user's own status line shown")
+    windows = wait_for(lambda: [entry for entry in daemon.call("windows")["windows"]
+                                if entry["provider"] == "anthropic"], what="the anthropic windows")
+    assert {entry["window"]: entry["usedPercent"] for entry in windows} == {"5h": 42.0, "7d": 7.0}
+    assert windows[0]["source"] == "claude-code status line"
+    # kept across a restart (admission needs them)
+    daemon.restart()
+    assert {entry["window"] for entry in daemon.call("windows")["windows"]} == {"5h", "7d"}

@@ -4,7 +4,8 @@ Mercurial's command server builds its own); the ops reach them through `call.ser
     config, keeper, feed -> bus -> jobs -> runner -> links -> replies, reaper, launcher
     jobs, runner, replies -> timelines (each job's flight recorder) -> sessions (each agent's own)
     jobs, replies, config, bus -> limit resumes (parked jobs typed into at their reset)
-    jobs, config -> spend (each job's tokens from its agent's records, its row's `spend`)
+    windows; jobs, config, windows -> spend (each job's tokens from its agent's records, its row's
+        `spend`; the plan windows the records carry)
     jobs -> directory -> messenger -> watches (peers) -> board, its actions -> workspaces -> radar
     jobs, launcher -> schedules (the book) -> scheduler (their one timer)
     bus -> orders; jobs, launcher, replies, subscribers, orders -> concierge -> digests
@@ -52,6 +53,7 @@ from roost.peers.watches import Watches
 from roost.schedule.book import ScheduleBook
 from roost.schedule.clock import Scheduler
 from roost.spend.tracker import SpendTracker
+from roost.spend.windows import Windows
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +95,8 @@ class Services:
         self.timelines = Timelines(self.jobs)
         self.sessions = SessionFinder(self.jobs, self.timelines)
         self.limit_resumes = LimitResumer(self.jobs, self.replies, self.config, self.bus)
-        self.spend = SpendTracker(self.jobs, self.config, home)
+        self.windows = Windows(home)
+        self.spend = SpendTracker(self.jobs, self.config, home, self.windows)
         self.directory = PeerDirectory(self.jobs)
         self.messenger = Messenger(self.directory, self.runner, self.replies, self.links, self.bus)
         self.watches = Watches(home, self.jobs, self.directory, self.messenger)
@@ -181,6 +184,7 @@ class Services:
             log.exception("starting the schedules failed")
         self.digests.start()
         self.limit_resumes.start()      # after adoption: parked rows are resumed from their records
+        self.windows.load()
         self.spend.start()              # each ledger from its file, then what was written meanwhile
         running = sum(1 for job in self.jobs.all() if job.running)
         self.bus.publish("daemon", f"roost {__version__} started: {running} jobs running")
@@ -193,6 +197,7 @@ class Services:
         self.digests.stop()
         self.limit_resumes.stop()
         self.spend.stop()
+        self.windows.flush()
         adoption.shut_down(self.runner, keep_workers)
         self.jobs.flush()
         self.bus.flush()

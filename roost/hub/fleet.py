@@ -8,6 +8,7 @@ start-up), then by how long it has waited; each ranked row carries its reason.
 """
 
 import collections
+import time
 
 FEED_KEEP = 200
 GROUPS = ("needs", "working", "finished", "failed")
@@ -45,6 +46,7 @@ class Fleet:
         self.hosts = None                # several machines: each one's state, as text
         self.today = {}                  # machine (None: the one) -> its `usage` total today (issue 29)
         self.spend_stale = False         # a row's spend changed: today's total is read again
+        self.windows = {}                # machine -> its providers' plan windows (`windows`)
 
     # -- what the daemon says ---------------------------------------------------------
 
@@ -216,6 +218,30 @@ class Fleet:
         if total is not None and self.today.get(host) != total:
             self.today[host] = total
             self.version += 1
+
+    def set_windows(self, host, windows):
+        if windows is not None and self.windows.get(host) != windows:
+            self.windows[host] = windows
+            self.version += 1
+
+    def windows_text(self, now_ms):
+        """`anthropic 5h 25% (14:00) 7d 50%`: each provider's windows, as last read on
+        any machine shown; a reading past its reset is left out."""
+        newest = {}
+        for windows in self.windows.values():
+            for entry in windows or ():
+                key = (entry.get("provider"), entry.get("window"))
+                if entry.get("stale") or (entry.get("resetsAt") and entry["resetsAt"] <= now_ms):
+                    continue
+                if key not in newest or entry.get("at", 0) > newest[key].get("at", 0):
+                    newest[key] = entry
+        parts, last = [], None
+        for (provider, window), entry in sorted(newest.items(), key=lambda item: (item[0][0] or "",
+                                                                                   item[1].get("minutes") or 0)):
+            resets = time.strftime("%H:%M", time.localtime(entry["resetsAt"] / 1000)) if entry.get("resetsAt") else "?"
+            parts.append((f"{provider} " if provider != last else "") + f"{window} {entry['usedPercent']:.0f}% ({resets})")
+            last = provider
+        return "  ".join(parts) or None
 
     def today_text(self):
         """What the fleet (every machine shown) spent today, or None: a usd is None when

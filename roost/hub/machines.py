@@ -103,6 +103,9 @@ class Machines:
         result = self.call("usage", {"by": "host", "since": "today"}, quiet=True, link=link)
         if result is not None:
             self.fleet.set_today(link.name if self.several else None, result.get("total"))
+        windows = self.call("windows", {}, quiet=True, link=link)
+        if windows is not None:
+            self.fleet.set_windows(link.name if self.several else None, windows.get("windows"))
 
     def link_of(self, row):
         return next((link for link in self.links if link.name == row.get("host")), self.links[0])

@@ -161,6 +161,9 @@ class Painter:
         today = fleet.today_text()
         if today:
             header += f"   {today}"
+        windows = fleet.windows_text(int(time.time() * 1000))
+        if windows:
+            header += f"   {windows}"
         if fleet.filter:
             header += f"   filter: {printable(fleet.filter, 40)}"
         self.put(0, 0, header, curses.A_BOLD)

@@ -30,7 +30,11 @@ def reading_fields(job, reading):
     why = reading.get("why") or {}
     text = why.get("reset")
     if not text:
-        return {"resetsAt": None, "limitSeen": None}
+        # issue 29: the agent's own records may know it (a rejection with the plan window's
+        # reset: roost.spend), where the screen does not say.
+        known = job.record.get("limitFromRecords")
+        at = known.get("resetsAt") if isinstance(known, dict) else None
+        return {"resetsAt": at if isinstance(at, int) and at > now_ms() else None, "limitSeen": None}
     zone = resets.job_zone_name(job.launch.get("env"))
     seen = job.record.get("limitSeen")
     now = now_ms()

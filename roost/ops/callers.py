@@ -55,6 +55,7 @@ REFUSED = {
     # roost's own (issue 29): what the fleet spends, and the price table in force.
     "usage": _PERSON_ONLY,
     "prices": _PERSON_ONLY,
+    "windows": _PERSON_ONLY,
     "rename": _PERSON_ONLY,
     "reorder": _PERSON_ONLY,
     "subscribe": _PERSON_ONLY,

@@ -22,3 +22,10 @@ def usage_op(call):
 @op("prices")
 def prices_op(call):
     return call.services.spend.prices().listing()
+
+
+@op("windows")
+def windows_op(call):
+    """The plan windows each provider's agents last wrote: percent used, when each
+    resets, how old the reading is."""
+    return {"windows": call.services.windows.listing()}

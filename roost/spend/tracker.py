@@ -38,6 +38,7 @@ from roost.spend.watcher import DirectoryWatcher
 log = logging.getLogger(__name__)
 
 STATE_FILE = "spend.json"
+STATUS_FILE = "claude-status.json"      # written by `roost statusline` in the job's directory
 ARCHIVE = "spend-archive.jsonl"
 STATE_VERSION = 1
 SAVE_EVERY_S = 5.0
@@ -78,10 +79,11 @@ def _read_batch(follower, kind, file_state):
 
 
 class SpendTracker:
-    def __init__(self, registry, config, home):
+    def __init__(self, registry, config, home, windows):
         self.registry = registry
         self.config = config
         self.home = home
+        self.windows = windows        # roost.spend.windows.Windows: what the records say of the plan
         self.host = socket.gethostname()
         self.watcher = DirectoryWatcher(self._changed)
         self.ledgers = {}             # job id -> Ledger
@@ -95,7 +97,6 @@ class SpendTracker:
         self._save_timers = {}
         self._prices = (None, None)
         self.on_spend = []            # fn(job, spend) after a row's spend changed (budgets)
-        self.on_readings = []         # fn(job, kind, readings): the plan windows its records carried
 
     # -- life -------------------------------------------------------------------------
 
@@ -210,9 +211,13 @@ class SpendTracker:
             return
         ledger = self.ledgers.get(job.id) or self._load(job, kind)
         pool = gevent.get_hub().threadpool
+        if kind == "claude-code":
+            self._read_status(job, ledger)
         sessions = list(ledger.sessions)
         found, directories = pool.apply(sources.files, (kind, job.launch, job.job_dir, job.record.get("cwd") or "",
                                                         sessions))
+        if kind == "claude-code":
+            directories = set(directories) | {job.job_dir}     # its status line's record
         for directory in directories:
             self.watcher.watch(directory, job.id)
         followers = self._followers.setdefault(job.id, {})
@@ -240,12 +245,38 @@ class SpendTracker:
         elif ledger.changed:
             self._save_soon(job)
 
+    def _read_status(self, job, ledger):
+        """Claude Code's status-line input as roost's status-line command recorded it
+        (`roost statusline`): the session id it is in now, and the plan's windows."""
+        path = os.path.join(job.job_dir, STATUS_FILE)
+        try:
+            info = os.stat(path)
+        except OSError:
+            return
+        stamp = [info.st_mtime_ns, info.st_size]
+        if ledger.files.get(STATUS_FILE) == stamp:
+            return
+        ledger.files[STATUS_FILE] = stamp
+        status = store.read_json(path)
+        if not isinstance(status, dict):
+            return
+        session = status.get("session_id")
+        if isinstance(session, str) and sources.SESSION_ID.match(session) and session not in ledger.sessions:
+            ledger.sessions.append(session)
+        ledger.changed = True
+        self._tell_readings(job, "claude-status", [status])
+
     def _tell_readings(self, job, kind, readings):
-        for hook in list(self.on_readings):
-            try:
-                hook(job, kind, readings)
-            except Exception:
-                log.exception("job %s: a readings hook failed", job.id)
+        provider = (self._about.get(job.id) or {}).get("provider") or limits.provider_of(job)
+        self.windows.heard(provider, kind, readings, job.id)
+        if kind == "claude-code":
+            # A rejection at the plan's limit: when it resets, for the row's resetsAt.
+            full = self.windows.full(provider, 100)
+            if full is not None and (job.record.get("limitFromRecords") or {}).get("resetsAt") != full[1]:
+                fields = {"limitFromRecords": {"resetsAt": full[1], "window": full[0]}}
+                if job.record.get("waitingFor") == "limit" and job.record.get("resetsAt") is None:
+                    fields["resetsAt"] = full[1]
+                self.registry.change(job, **fields)
 
     def _counted(self, job):
         spend = self._set_row(job)

@@ -1,14 +1,19 @@
 """A terminal agent that spends tokens as Claude Code records them: prints `> `, reads a
 line, "works" and writes its responses to `$CLAUDE_CONFIG_DIR/projects/<cwd>/<id>.jsonl`
 (one line per content block, the output growing, as Claude Code 2.1.197 does), then
-prompts again.
+prompts again. With --codex it writes them as Codex 0.171 does instead: a rollout
+`$CODEX_HOME/sessions/Y/M/D/rollout-<time>-<id>.jsonl` it holds open, with cumulative
+`token_count` events carrying the plan's windows (`window P5 P7` sets their percents).
 
-    spends.py [--session-id ID] [--blocks N]
+    spends.py [--session-id ID] [--blocks N] [--codex]
 
 Lines it takes:
   spend IN OUT [MODEL]  one response: IN fresh input tokens (and 1000 cache reads), OUT output
   loop IN OUT           a response every 0.2 s until Esc is pressed (the agent's interrupt)
   new                   a new session id from here on (as `/clear` gives)
+  status P5 P7          run the status line as Claude Code does (`roost statusline claude`, its
+                        input with the 5-hour and 7-day windows at P5 and P7 percent) and show it
+  window P5 P7          (--codex) the windows the next token_count events carry
   quit                  ends it
 """
 
@@ -16,6 +21,7 @@ import json
 import os
 import re
 import select
+import subprocess
 import sys
 import termios
 import time
@@ -47,6 +53,52 @@ class Transcript:
                 handle.flush()
 
 
+class Rollout:
+    """A Codex rollout: session_meta, turn_context, then a token_count per response."""
+
+    def __init__(self, session):
+        self.session = session
+        self.total = [0, 0, 0, 0]
+        self.windows = (10.0, 20.0)
+        self.count = 0
+        home = os.environ.get("CODEX_HOME") or os.path.join(os.environ["HOME"], ".codex")
+        folder = os.path.join(home, "sessions", time.strftime("%Y/%m/%d"))
+        os.makedirs(folder, exist_ok=True)
+        self.handle = open(os.path.join(folder, f"rollout-{time.strftime('%Y-%m-%dT%H-%M-%S')}-{session}.jsonl"), "a")
+        self._write("session_meta", {"id": session, "cwd": os.getcwd(), "cli_version": "0.171.0"})
+        self._write("turn_context", {"turn_id": "t1", "model": "gpt-5.5"})
+
+    def _write(self, kind, payload):
+        self.handle.write(json.dumps({"timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+                                      "type": kind, "payload": payload}) + "\n")
+        self.handle.flush()
+
+    def respond(self, fresh, output, model=None):
+        self.count += 1
+        last = [fresh + 1000, output, 1000, 0]
+        self.total = [a + b for a, b in zip(self.total, last)]
+        names = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_input_tokens")
+        now = int(time.time())
+        limits = {"limit_id": "codex",
+                  "primary": {"used_percent": self.windows[0], "window_minutes": 300, "resets_at": now + 3600},
+                  "secondary": {"used_percent": self.windows[1], "window_minutes": 10080, "resets_at": now + 86400}}
+        for _ in range(2):      # last_token_usage repeats within a turn
+            self._write("event_msg", {"type": "token_count", "info": {"total_token_usage": dict(zip(names, self.total)),
+                                                                      "last_token_usage": dict(zip(names, last))},
+                                      "rate_limits": limits})
+
+
+def status_line(session, five, seven):
+    """What Claude Code does for its status line: runs the command with its input."""
+    now = int(time.time())
+    data = {"session_id": session, "model": {"id": "claude-opus-4-8"}, "workspace": {"current_dir": os.getcwd()},
+            "rate_limits": {"five_hour": {"used_percentage": five, "resets_at": now + 3600},
+                            "seven_day": {"used_percentage": seven, "resets_at": now + 86400}}}
+    done = subprocess.run(["/bin/sh", "-c", "roost statusline claude"], input=json.dumps(data).encode(),
+                          capture_output=True, timeout=30)
+    return done.stdout.decode("utf-8", "replace").strip()
+
+
 def read_line():
     """A line typed (echoed), or "\\x1b" when Esc came alone."""
     text = ""
@@ -73,7 +125,7 @@ def main():
     args = sys.argv[1:]
     session = args[args.index("--session-id") + 1] if "--session-id" in args else str(uuid.uuid4())
     blocks = int(args[args.index("--blocks") + 1]) if "--blocks" in args else 3
-    transcript = Transcript(session, blocks)
+    transcript = Rollout(session) if "--codex" in args else Transcript(session, blocks)
     saved = termios.tcgetattr(0)
     tty.setcbreak(0)
     try:
@@ -95,6 +147,12 @@ def main():
                 while not escape_pressed(0.2):
                     transcript.respond(int(words[1]), int(words[2]))
                 sys.stdout.write(f"interrupted after {transcript.count} responses\r\n")
+            elif words[:1] == ["status"] and len(words) == 3:
+                shown = status_line(transcript.session, float(words[1]), float(words[2]))
+                sys.stdout.write(f"status line: {shown}\r\n")
+            elif words[:1] == ["window"] and len(words) == 3:
+                transcript.windows = (float(words[1]), float(words[2]))
+                sys.stdout.write("windows set\r\n")
             elif words[:1] == ["new"]:
                 transcript.session = str(uuid.uuid4())
                 sys.stdout.write(f"session {transcript.session}\r\n")

@@ -6,20 +6,29 @@ With several --host (before the command), the machines' totals add up.
 Usage:
   roost usage [--by=WHAT] [--since=WHEN] [--json]
   roost usage --prices [--json]
+  roost usage --windows [--json]
   roost usage --help
 
 Options:
   --by=WHAT     job, task, project, provider, model, day or host [default: job]
   --since=WHEN  from this local day on: YYYY-MM-DD, today, yesterday or Nd (N days back)
   --prices      the price table in force (USD per million tokens), its date and source
+  --windows     each provider's plan windows as its agents last wrote them: percent
+                used, when each resets, how old the reading is
   --json        print the op's result as JSON
 """
+
+import time
 
 from roost.cli.context import ExitStatus
 from roost.client.connection import Lost, Unreachable, connect
 
 
 def main(opts, ctx):
+    if opts["--windows"]:
+        result = ctx.call("windows", {})
+        ctx.show(opts, result, windows_text(result["windows"], time.time() * 1000))
+        return ExitStatus.OK
     if opts["--prices"]:
         result = ctx.call("prices", {})
         ctx.show(opts, result, prices_text(result))
@@ -94,4 +103,27 @@ def prices_text(result):
         cells = "  ".join(f"{price[field] if price[field] is not None else '—':>8}"
                           for field in ("input", "output", "cacheRead", "cacheWrite"))
         lines.append(f"{name[:36]:<36}  {cells}")
+    return "\n".join(lines)
+
+
+def ago(ms):
+    seconds = max(0, int(ms / 1000))
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def windows_text(windows, now):
+    if not windows:
+        return "no agent has written its plan's windows yet"
+    lines = [f"{'PROVIDER':<12}  {'WINDOW':<6}  {'USED':>5}  {'RESETS':<16}  READ"]
+    for entry in windows:
+        resets = entry.get("resetsAt")
+        when = time.strftime("%a %H:%M", time.localtime(resets / 1000)) if resets else "?"
+        if entry.get("stale"):
+            when += " (past)"
+        lines.append(f"{entry['provider'][:12]:<12}  {entry['window']:<6}  {entry['usedPercent']:>4.0f}%  {when:<16}  "
+                     f"{ago(now - entry['at'])} ago from {entry.get('source') or '?'}"
+                     + ("  (a rejection)" if entry.get("rejected") else ""))
     return "\n".join(lines)
