@@ -13,7 +13,7 @@ TERM = {"settleMs": 150, "waiting": r"^> ?$"}
 
 def profile(**extra):
     return dict({"command": agent("spends.py", "--session-id", "{sessionId}"), "task": "type", "term": TERM,
-                 "provider": "anthropic", "spendFrom": "claude-code"}, **extra)
+                 "provider": "anthropic", "spendFrom": "claude-code", "interrupt": ["Escape"]}, **extra)
 
 
 def start(daemon, cwd, config=None, name="", **extra):
@@ -185,3 +185,36 @@ def test_claude_codes_status_line_records_its_windows_and_shows_the_users_own(da
     # kept across a restart (admission needs them)
     daemon.restart()
     assert {entry["window"] for entry in daemon.call("windows")["windows"]} == {"5h", "7d"}
+
+
+def typed_lines(daemon, job_id):
+    return daemon.call("peek", id=job_id)["text"]
+
+
+def test_a_job_over_its_budget_is_parked_once_and_nothing_is_typed_until_allowed(daemon, tmp_path):
+    # a response costs 200 tokens in, 1000 cache reads, 10 out: 1210 tokens as roost counts them
+    job_id = start(daemon, tmp_path / "w", config={"budgets": {"job": {"tokens": 5000}}})
+    waits(daemon, job_id)
+    daemon.call("reply", id=job_id, text="loop 200 10")              # keeps spending until Esc
+    parked = wait_row(daemon, job_id, lambda current: current["waitingFor"] == "budget", timeout=20,
+                      what="the job parked at its budget")
+    assert parked["state"] == "blocked" and parked["budgetHold"]["budget"] == "job"
+    assert "the job budget of 5,000 tokens is spent" in parked["budgetHold"]["why"]
+    # interrupted once (Esc, the profile's interrupt keys): it stopped spending
+    wait_for(lambda: "interrupted after" in typed_lines(daemon, job_id), what="the agent interrupted")
+    spent = row(daemon, job_id)["spend"]["tokens"]["input"]
+    assert 5000 < spent <= 5000 + 3 * 1210
+    # a reply is kept, not typed
+    answer = daemon.call("reply", id=job_id, text="spend 1 1")
+    assert answer == {"delivered": False, "saved": True}
+    assert row(daemon, job_id)["queued"] == 1
+    assert "budget" in daemon.cli("list").stdout.decode()
+    assert job_id in daemon.cli("budget").stdout.decode()
+    events = daemon.call("events", limit=50)["events"]
+    assert len([event for event in events if event.get("kind") == "budget"]) == 1
+    # allowed: the hold lifts and the kept reply is typed
+    allowed = daemon.cli("budget", "allow", job_id, "--json")
+    assert allowed.returncode == 0 and json.loads(allowed.stdout)["wasHeld"] is True
+    wait_for(lambda: "spent 1 1" in typed_lines(daemon, job_id), what="the kept reply typed after the allow")
+    current = wait_row(daemon, job_id, lambda current: current["waitingFor"] != "budget", what="the row free")
+    assert current["queued"] == 0 and "budgetHold" not in current

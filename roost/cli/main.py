@@ -41,6 +41,7 @@ COMMANDS = {
     "pin": ("pin", "pin a job (listed first, never reaped)"),
     "limits": ("limits", "the jobs parked at their usage limit, and their resume at the reset (off, on)"),
     "statusline": ("statusline", "an agent's: Claude Code's status line in a job (records its plan windows, shows yours)"),
+    "budget": ("budget", "budgets that stop work: the jobs parked at one, and allow (lets one go on)"),
     "usage": ("usage", "what the fleet spent: tokens and USD by job, task, project, provider, model, day, host"),
     "rename": ("rename", "rename a job"),
     "proxy": ("proxy", "bridge stdin/stdout to this machine's daemon (what --host runs over ssh)"),

@@ -4,7 +4,8 @@ Mercurial's command server builds its own); the ops reach them through `call.ser
     config, keeper, feed -> bus -> jobs -> runner -> links -> replies, reaper, launcher
     jobs, runner, replies -> timelines (each job's flight recorder) -> sessions (each agent's own)
     jobs, replies, config, bus -> limit resumes (parked jobs typed into at their reset)
-    windows; jobs, config, windows -> spend (each job's tokens from its agent's records, its row's
+    windows; jobs, config, windows -> spend; jobs, config, spend, replies, bus -> budgets (park
+        a job over a budget); (each job's tokens from its agent's records, its row's
         `spend`; the plan windows the records carry)
     jobs -> directory -> messenger -> watches (peers) -> board, its actions -> workspaces -> radar
     jobs, launcher -> schedules (the book) -> scheduler (their one timer)
@@ -52,6 +53,7 @@ from roost.peers.messages import Messenger
 from roost.peers.watches import Watches
 from roost.schedule.book import ScheduleBook
 from roost.schedule.clock import Scheduler
+from roost.spend.budgets import Budgets
 from roost.spend.tracker import SpendTracker
 from roost.spend.windows import Windows
 
@@ -97,6 +99,7 @@ class Services:
         self.limit_resumes = LimitResumer(self.jobs, self.replies, self.config, self.bus)
         self.windows = Windows(home)
         self.spend = SpendTracker(self.jobs, self.config, home, self.windows)
+        self.budgets = Budgets(self.jobs, self.config, self.spend, self.replies, self.bus)
         self.directory = PeerDirectory(self.jobs)
         self.messenger = Messenger(self.directory, self.runner, self.replies, self.links, self.bus)
         self.watches = Watches(home, self.jobs, self.directory, self.messenger)
@@ -142,6 +145,7 @@ class Services:
         self.bus.listeners.append(self.notifier.event)      # what needs the person, told once
         self.bus.listeners.append(self.radar.heard)         # a land or a commit: the others read again
         self.orders.on_change = self.digests.changed
+        self.spend.on_spend.append(self.budgets.spent)      # a job over its budget is parked
         self.board_actions.finish_workspace = self.workspaces.finish   # M55: a workspace's done
 
     def attached(self, job_id):
@@ -186,6 +190,7 @@ class Services:
         self.limit_resumes.start()      # after adoption: parked rows are resumed from their records
         self.windows.load()
         self.spend.start()              # each ledger from its file, then what was written meanwhile
+        self.budgets.start()
         running = sum(1 for job in self.jobs.all() if job.running)
         self.bus.publish("daemon", f"roost {__version__} started: {running} jobs running")
 
@@ -196,6 +201,7 @@ class Services:
         self.scheduler.stop()
         self.digests.stop()
         self.limit_resumes.stop()
+        self.budgets.stop()
         self.spend.stop()
         self.windows.flush()
         adoption.shut_down(self.runner, keep_workers)

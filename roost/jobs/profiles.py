@@ -12,7 +12,7 @@ import json
 
 from roost.errors import RoostError, bad_request
 from roost.jobs import builtin_profiles, sessions
-from roost.term import patterns
+from roost.term import keys, patterns
 
 TASK_MODES = ("type", "argv")
 BUILT_IN = "built-in"
@@ -175,6 +175,18 @@ def apply(launch, config, task):
         if spend_from not in SPEND_FROM:
             raise bad_request(f"agentProfiles.{name}.spendFrom must be one of {', '.join(SPEND_FROM)}")
         launch.setdefault("spendFrom", spend_from)
+    # issue 29: the keys that stop the agent's turn at once (a job parked at a budget gets
+    # them once), named as `roost keys` names them.
+    interrupt = profile.get("interrupt")
+    if interrupt is not None:
+        if not isinstance(interrupt, list) or not interrupt or not all(isinstance(key, str) for key in interrupt):
+            raise bad_request(f"agentProfiles.{name}.interrupt must be a list of key names (as roost keys takes them)")
+        for key in interrupt:
+            try:
+                keys.key_bytes(key)
+            except keys.UnknownKey as error:
+                raise bad_request(f"agentProfiles.{name}.interrupt: {error}")
+        launch.setdefault("interrupt", list(interrupt))
     mode = profile.get("task", "type")
     if mode not in TASK_MODES:
         raise bad_request(f"agentProfiles.{name}.task must be one of {', '.join(TASK_MODES)}")

@@ -56,6 +56,8 @@ REFUSED = {
     "usage": _PERSON_ONLY,
     "prices": _PERSON_ONLY,
     "windows": _PERSON_ONLY,
+    "budgets": _PERSON_ONLY,
+    "budget-allow": _PERSON_ONLY,
     "rename": _PERSON_ONLY,
     "reorder": _PERSON_ONLY,
     "subscribe": _PERSON_ONLY,

@@ -29,7 +29,7 @@ import gevent.event
 from roost import codec, store
 from roost.jobs import limits
 from roost.jobs.record import now_ms
-from roost.spend import claude_code, codex, small_agents, sources, tokens
+from roost.spend import archive, claude_code, codex, small_agents, sources, tokens, usage
 from roost.spend.follow import LineFollower
 from roost.spend.ledger import Batch, Ledger
 from roost.spend.prices import Prices
@@ -96,6 +96,7 @@ class SpendTracker:
         self._saved_at = {}           # job id -> when its ledger was last written (monotonic)
         self._save_timers = {}
         self._prices = (None, None)
+        self._archive = None          # the archive's entries, read once, kept as they are added
         self.on_spend = []            # fn(job, spend) after a row's spend changed (budgets)
 
     # -- life -------------------------------------------------------------------------
@@ -167,6 +168,8 @@ class SpendTracker:
         entry = dict(self.describe_row(row, ledger, about), removedAt=now_ms())
         try:
             store.append_bytes(os.path.join(self.home, ARCHIVE), codec.encode(entry) + b"\n")
+            if self._archive is not None:
+                self._archive.append(entry)
         except OSError:
             log.exception("job %s: its spend could not be archived", job_id)
 
@@ -368,19 +371,17 @@ class SpendTracker:
         found += self._archived()
         return found
 
+    def totals(self, day=None, provider=None, task=None, job_id=None):
+        """{model: count} spent that matches (roost.spend.usage.totals)."""
+        return usage.totals(self.entries(), day, provider, task, job_id)
+
+    def task_of(self, job_id):
+        return (self._about.get(job_id) or {}).get("task")
+
+    def provider_of(self, job_id):
+        return (self._about.get(job_id) or {}).get("provider")
+
     def _archived(self):
-        path = os.path.join(self.home, ARCHIVE)
-        try:
-            with open(path, "rb") as handle:
-                lines = handle.read().splitlines()
-        except OSError:
-            return []
-        found = []
-        for line in lines:
-            try:
-                entry = codec.decode(line)
-            except ValueError:
-                continue          # a torn last line
-            if isinstance(entry, dict) and isinstance(entry.get("tally"), dict):
-                found.append(entry)
-        return found
+        if self._archive is None:
+            self._archive = archive.read_archive(os.path.join(self.home, ARCHIVE))
+        return self._archive

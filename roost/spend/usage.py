@@ -111,3 +111,21 @@ def _add_into(into, part):
         into["usd"] = round(into["usd"] + part["usd"], 6)
     if "jobs" in into:
         into["jobs"] = sorted(set(into["jobs"]) | set(part.get("jobs") or ()))
+
+
+def totals(entries, day=None, provider=None, task=None, job_id=None):
+    """{model: count} of the entries' tallies that match: spent on `day`, by
+    `provider`'s jobs, on `task`, by the job `job_id`."""
+    by_model = {}
+    for entry in entries:
+        if (provider is not None and entry.get("provider") != provider) or \
+                (task is not None and entry.get("task") != str(task)) or \
+                (job_id is not None and entry.get("id") != job_id):
+            continue
+        for when, models in entry["tally"].items():
+            if day is not None and when != day:
+                continue
+            for model, count in models.items():
+                tokens.add(by_model.setdefault(model, tokens.zero()), count)
+    return by_model
+

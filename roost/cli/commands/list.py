@@ -36,6 +36,8 @@ def state_text(row):
             return "unread"     # its screen matches none of its profile's patterns
         if row.get("waitingFor") == "limit":
             return "limit"      # at its usage limit (issue 19): its summary says until when
+        if row.get("waitingFor") == "budget":
+            return "budget"     # parked at a budget (issue 29): `roost budget` says which
         return "waiting" if row.get("status") == "waiting" else "blocked"
     return row["state"]
 
