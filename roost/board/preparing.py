@@ -20,7 +20,7 @@ import secrets
 import gevent
 
 from roost import git, store
-from roost.board import places
+from roost.board import places, queued_starts
 from roost.board.board import now_ms
 from roost.errors import RoostError, bad_request
 from roost.events.bus import one_line
@@ -282,6 +282,27 @@ class Preparations:
             note=f"waits for the {provider} usage limit's reset at {limits.clock(reset)}: its agent starts then")
         self._arm_reset(task["id"], reset)
 
+    def _wait_for_slot(self, task, args, hold, actor, verdict):
+        """issue 29: a plan window used past admitBelowPercent waits for its reset, as a
+        known limit does; past maxLive the start is queued (`startQueued`, tried again in
+        order when a session of its provider ends or parks)."""
+        if verdict.kind == "wait":
+            workspace = self._take_hold(task, hold) if hold is not None else task["workspace"]
+            workspace.pop("pendingLaunch", None)
+            self.workspaces.stages.move(task, "working", actor=actor,
+                                        startAfterLimit={"at": verdict.resets_at, "launch": args},
+                                        note=f"waits: {verdict.why}: its agent starts then")
+            self._arm_reset(task["id"], verdict.resets_at)
+            return
+        workspace = self._take_hold(task, hold) if hold is not None else task["workspace"]
+        workspace.pop("pendingLaunch", None)
+        self.workspaces.stages.move(task, "working", actor=actor, startQueued={"at": now_ms(), "launch": args},
+                                    note=f"{verdict.why}: its agent starts when one ends")
+
+    def start_queued(self, provider=None):
+        """The starts maxLive queued, tried again in order (roost.board.queued_starts)."""
+        queued_starts.start_queued(self, self.workspaces, self.board)
+
     def _arm_reset(self, task_id, reset):
         timer = self.reset_timers.pop(task_id, None)
         if timer is not None:
@@ -331,6 +352,12 @@ class Preparations:
         limit = limits.known_limit(spaces.launcher, args)
         if limit is not None:
             self._wait_for_reset(task, args, hold, actor, *limit)
+            return None
+        verdict = spaces.admission.check(args, key=f"task:{task['id']}", task=task["id"])
+        if verdict is not None and verdict.kind == "refuse":
+            raise RoostError("busy", verdict.why)           # a budget it would break (issue 29)
+        if verdict is not None:
+            self._wait_for_slot(task, args, hold, actor, verdict)
             return None
         workspace = task.get("workspace") or {}
         is_agent = bool(args.get("profile") or args.get("protocol"))

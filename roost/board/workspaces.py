@@ -38,8 +38,9 @@ class Workspaces:
     """The workspaces of the board's tasks; `launcher` (roost.jobs.launcher) starts their
     jobs."""
 
-    def __init__(self, home, board, actions, registry, config, launcher):
+    def __init__(self, home, board, actions, registry, config, launcher, admission):
         self.home = home
+        self.admission = admission     # roost.spend.admission: budgets, plan windows, maxLive (issue 29)
         self.board = board
         self.actions = actions
         self.registry = registry

@@ -53,6 +53,7 @@ from roost.peers.messages import Messenger
 from roost.peers.watches import Watches
 from roost.schedule.book import ScheduleBook
 from roost.schedule.clock import Scheduler
+from roost.spend.admission import Admission
 from roost.spend.budgets import Budgets
 from roost.spend.tracker import SpendTracker
 from roost.spend.windows import Windows
@@ -100,6 +101,7 @@ class Services:
         self.windows = Windows(home)
         self.spend = SpendTracker(self.jobs, self.config, home, self.windows)
         self.budgets = Budgets(self.jobs, self.config, self.spend, self.replies, self.bus)
+        self.admission = Admission(self.jobs, self.config, self.budgets, self.windows)
         self.directory = PeerDirectory(self.jobs)
         self.messenger = Messenger(self.directory, self.runner, self.replies, self.links, self.bus)
         self.watches = Watches(home, self.jobs, self.directory, self.messenger)
@@ -109,9 +111,10 @@ class Services:
                                           self.subscribers.push)
         self.notifier = Notifier(self.config, self.subscribers.push, self.attached, self.board.get)
         self.workspaces = Workspaces(home, self.board, self.board_actions, self.jobs, self.config,
-                                     self.launcher)
+                                     self.launcher, self.admission)
         self.schedules = ScheduleBook(home, self.jobs, self.config)
-        self.scheduler = Scheduler(self.schedules, self.jobs, self.runner, self.launcher, self.replies, self.bus)
+        self.scheduler = Scheduler(self.schedules, self.jobs, self.runner, self.launcher, self.replies, self.bus,
+                                   self.admission)
         self.orders = StandingOrders(home, self.bus)
         self.concierge = ConciergeDesk(home, self.jobs, self.runner, self.launcher, self.replies, self.config,
                                        self.bus, self.subscribers.push, self.orders)
@@ -133,7 +136,7 @@ class Services:
         for hook in (self.timelines.row_changed, self.sessions.row_changed, self.reaper.row_changed,
                      self.subscribers.row_changed, self.board_actions.row_changed, checks.row_changed,
                      self.concierge.row_changed, self.notifier.row_changed, self.radar.row_changed,
-                     self.limit_resumes.row_changed, self.spend.row_changed):
+                     self.limit_resumes.row_changed, self.spend.row_changed, self.admission.row_changed):
             self.jobs.on_row_change.append(hook)
         for hook in (self.subscribers.removed, self.board_actions.removed, checks.removed, self.notifier.removed,
                      self.spend.removed):
@@ -146,6 +149,8 @@ class Services:
         self.bus.listeners.append(self.radar.heard)         # a land or a commit: the others read again
         self.orders.on_change = self.digests.changed
         self.spend.on_spend.append(self.budgets.spent)      # a job over its budget is parked
+        self.admission.on_free.append(lambda provider: self.scheduler.changed())   # the queued try again
+        self.admission.on_free.append(self.workspaces.preparations.start_queued)
         self.board_actions.finish_workspace = self.workspaces.finish   # M55: a workspace's done
 
     def attached(self, job_id):
@@ -186,6 +191,10 @@ class Services:
             self.scheduler.start()      # after adoption: a cut-short run is known as such
         except Exception:
             log.exception("starting the schedules failed")
+        try:
+            self.workspaces.preparations.start_queued()     # task starts maxLive queued (issue 29)
+        except Exception:
+            log.exception("starting the queued task starts failed")
         self.digests.start()
         self.limit_resumes.start()      # after adoption: parked rows are resumed from their records
         self.windows.load()

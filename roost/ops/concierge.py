@@ -87,7 +87,12 @@ def concierge_act(call):
     job = _concierge(call)
     what = read.choice(call.args, "what", ACT_WHATS)
     if what == "dispatch":
-        return call.services.concierge.act(job, what, launch=read.mapping(call.args, "launch"), why=_why(call))
+        launch = read.mapping(call.args, "launch")
+        verdict = call.services.admission.check(launch)
+        if verdict is not None:
+            # issue 29: a budget, a plan window past admitBelowPercent, maxLive: not now.
+            raise RoostError("busy", verdict.why)
+        return call.services.concierge.act(job, what, launch=launch, why=_why(call))
     return call.services.concierge.act(job, what, target=_target(call), why=_why(call))
 
 

@@ -20,7 +20,13 @@ def _job(call, name="id"):
 @op("dispatch")
 def dispatch(call):
     # The callers' table lets only the person dispatch (never a job's process).
-    return call.services.launcher.launch(call.args, launching.request_id(call.args), by_person=True)
+    # issue 29: the person's own start is never held back by a budget, a plan window or
+    # maxLive; it is told instead (`notice`).
+    verdict = call.services.admission.check(call.args)
+    started = call.services.launcher.launch(call.args, launching.request_id(call.args), by_person=True)
+    if verdict is not None:
+        started = dict(started, notice=f"roost holds its own starts of this profile back now: {verdict.why}")
+    return started
 
 
 def _listed(job, now):

@@ -13,7 +13,8 @@ Lines it takes:
   new                   a new session id from here on (as `/clear` gives)
   status P5 P7          run the status line as Claude Code does (`roost statusline claude`, its
                         input with the 5-hour and 7-day windows at P5 and P7 percent) and show it
-  window P5 P7          (--codex) the windows the next token_count events carry
+  window P5 P7 [S]      (--codex) the windows the next token_count events carry (the 5-hour one
+                        resetting in S seconds, default 3600)
   quit                  ends it
 """
 
@@ -60,6 +61,7 @@ class Rollout:
         self.session = session
         self.total = [0, 0, 0, 0]
         self.windows = (10.0, 20.0)
+        self.reset_s = 3600
         self.count = 0
         home = os.environ.get("CODEX_HOME") or os.path.join(os.environ["HOME"], ".codex")
         folder = os.path.join(home, "sessions", time.strftime("%Y/%m/%d"))
@@ -80,7 +82,7 @@ class Rollout:
         names = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_input_tokens")
         now = int(time.time())
         limits = {"limit_id": "codex",
-                  "primary": {"used_percent": self.windows[0], "window_minutes": 300, "resets_at": now + 3600},
+                  "primary": {"used_percent": self.windows[0], "window_minutes": 300, "resets_at": now + self.reset_s},
                   "secondary": {"used_percent": self.windows[1], "window_minutes": 10080, "resets_at": now + 86400}}
         for _ in range(2):      # last_token_usage repeats within a turn
             self._write("event_msg", {"type": "token_count", "info": {"total_token_usage": dict(zip(names, self.total)),
@@ -150,8 +152,9 @@ def main():
             elif words[:1] == ["status"] and len(words) == 3:
                 shown = status_line(transcript.session, float(words[1]), float(words[2]))
                 sys.stdout.write(f"status line: {shown}\r\n")
-            elif words[:1] == ["window"] and len(words) == 3:
+            elif words[:1] == ["window"] and len(words) in (3, 4):
                 transcript.windows = (float(words[1]), float(words[2]))
+                transcript.reset_s = int(words[3]) if len(words) == 4 else 3600
                 sys.stdout.write("windows set\r\n")
             elif words[:1] == ["new"]:
                 transcript.session = str(uuid.uuid4())
