@@ -48,6 +48,8 @@ SCRIPTED = [
      "scripts/kill-replies"),
     ("limits", "Real agents at their usage limits, resumed at the reset (`scripts/try-agents limits`)",
      "try_limits", "scripts/try-agents limits"),
+    ("spend", "Real agents' spend as roost reads it, against what the model served (`scripts/try-agents spend`)",
+     "try_spend", "scripts/try-agents spend"),
 ]
 STORED = os.path.join(HERE, "results.json")
 
