@@ -262,7 +262,7 @@ def main(names):
     model, daemon = Model(folder), Daemon(folder)
     started = time.monotonic()
     from run import load_stored, record
-    figures = {"agents": dict(((load_stored().get("spend") or {}).get("figures") or {}).get("agents") or {})}
+    figures = {"agents": dict(((load_stored().get("agents_spend") or {}).get("figures") or {}).get("agents") or {})}
     try:
         for agent in chosen:
             print(f"try-agents spend: {agent} ...", file=sys.stderr, flush=True)
@@ -286,7 +286,7 @@ def main(names):
     finally:
         daemon.leave()
         model.process.kill()
-    print(record("spend", figures, round(time.monotonic() - started)))
+    print(record("agents_spend", figures, round(time.monotonic() - started)))
     return 1 if any(not check[1] for agent in chosen for check in figures["agents"][agent]["checks"]) else 0
 
 

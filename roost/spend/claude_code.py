@@ -31,7 +31,7 @@ def take(ledger, line, file_state=None):
     """Count one transcript line into `ledger`; returns the rejection it records (a 429
     at a usage limit) as {"at": ISO time, "text": ...}, or None."""
     try:
-        entry = codec.decode(line)
+        entry = codec.decode_record(line)
     except ValueError:
         return None
     if not isinstance(entry, dict) or entry.get("type") != "assistant":
@@ -51,8 +51,7 @@ def take(ledger, line, file_state=None):
         response_key("claude", message_id)
     read, write = tokens.whole(usage.get("cache_read_input_tokens")), tokens.whole(usage.get("cache_creation_input_tokens"))
     count = [tokens.whole(usage.get("input_tokens")) + read + write, tokens.whole(usage.get("output_tokens")), read, write]
-    ledger.response(key, tokens.local_day(entry.get("timestamp")), model if isinstance(model, str) else "unknown",
-                    count)
+    ledger.response(key, tokens.local_day(entry.get("timestamp")), tokens.name(model), count)
     return None
 
 

@@ -39,7 +39,7 @@ def take(ledger, line, state):
     ledger: own id, inherited, highest total, model, whether it has per-response
     records). Returns the rate_limits it carries ({"at", "limits"}) or None."""
     try:
-        entry = codec.decode(line)
+        entry = codec.decode_record(line)
     except ValueError:
         return None
     if not isinstance(entry, dict) or not isinstance(entry.get("payload"), dict):
@@ -52,7 +52,7 @@ def take(ledger, line, state):
             state["inherits"] = True
     elif kind == "turn_context":
         if isinstance(payload.get("model"), str):
-            state["model"] = payload["model"]
+            state["model"] = tokens.name(payload["model"])
     elif kind == "token_usage_record":
         state["records"] = True
         thread = payload.get("thread_id")

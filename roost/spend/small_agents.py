@@ -27,7 +27,7 @@ def pi_keep(line):
 
 def pi_take(ledger, line, state=None):
     try:
-        entry = codec.decode(line)
+        entry = codec.decode_record(line)
     except ValueError:
         return None
     if not isinstance(entry, dict) or entry.get("type") != "message":
@@ -40,7 +40,7 @@ def pi_take(ledger, line, state=None):
         return None
     read, write = tokens.whole(usage.get("cacheRead")), tokens.whole(usage.get("cacheWrite"))
     count = [tokens.whole(usage.get("input")) + read + write, tokens.whole(usage.get("output")), read, write]
-    model = message.get("model") if isinstance(message.get("model"), str) else "unknown"
+    model = tokens.name(message.get("model"))
     ledger.response(response_key("pi", entry["id"], message.get("responseId") or ""),
                     tokens.local_day(entry.get("timestamp")), model, count)
     return None
@@ -52,7 +52,7 @@ def aider_keep(line):
 
 def aider_take(ledger, line, state=None):
     try:
-        entry = codec.decode(line)
+        entry = codec.decode_record(line)
     except ValueError:
         return None
     if not isinstance(entry, dict) or entry.get("event") != "message_send":
@@ -60,7 +60,7 @@ def aider_take(ledger, line, state=None):
     properties = entry.get("properties")
     if not isinstance(properties, dict):
         return None
-    model = properties.get("main_model") if isinstance(properties.get("main_model"), str) else "unknown"
+    model = tokens.name(properties.get("main_model"))
     when = entry.get("time")
     day = tokens.day_of_ms(when * 1000) if isinstance(when, (int, float)) and not isinstance(when, bool) else None
     ledger.add(day, model, [tokens.whole(properties.get("prompt_tokens")),
@@ -73,7 +73,7 @@ def report_take(ledger, usage, day):
     if not isinstance(usage, dict):
         return False
     count = tokens.from_dict(usage)
-    model = usage.get("model") if isinstance(usage.get("model"), str) and usage.get("model") else "unknown"
+    model = tokens.name(usage.get("model"))
     last = ledger.report if isinstance(ledger.report, list) and len(ledger.report) == 4 else tokens.zero()
     if any(now < before for now, before in zip(count, last)):
         last = tokens.zero()      # a new session: its figures start again

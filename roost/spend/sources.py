@@ -22,7 +22,7 @@ import os
 import re
 
 from roost.bundle import userenv
-from roost.jobs.profiles import SPEND_FROM as KINDS
+from roost.jobs.profiles import SPEND_FROM as KINDS  # noqa: F401  (the readers: roost.spend.readers)
 from roost.jobs.sessions import JOB_DIR
 
 SESSION_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_-]{7,80}$")

@@ -38,6 +38,18 @@ def whole(value):
     return _whole(value)
 
 
+def name(value):
+    """A model's name as a record gives it, kept only when it is a short printable text
+    (it becomes a key of the ledger, written again): else "unknown"."""
+    if isinstance(value, str) and 0 < len(value) <= 200 and value.isprintable():
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return "unknown"
+    return "unknown"
+
+
 def is_zero(count):
     return not any(count)
 

@@ -26,12 +26,13 @@ import socket
 import gevent
 import gevent.event
 
-from roost import codec, store
+from roost import codec, paths, store
 from roost.jobs import limits
 from roost.jobs.record import now_ms
-from roost.spend import archive, claude_code, codex, small_agents, sources, tokens, usage
+from roost.spend import archive, small_agents, sources, tokens, usage
 from roost.spend.follow import LineFollower
-from roost.spend.ledger import Batch, Ledger
+from roost.spend.readers import READERS, grown, read_batch, reader_of
+from roost.spend.ledger import Ledger
 from roost.spend.prices import Prices
 from roost.spend.watcher import DirectoryWatcher
 
@@ -41,42 +42,9 @@ STATE_FILE = "spend.json"
 STATUS_FILE = "claude-status.json"      # written by `roost statusline` in the job's directory
 ARCHIVE = "spend-archive.jsonl"
 STATE_VERSION = 1
-SAVE_EVERY_S = 5.0
-BATCH_BYTES = 8 << 20          # read at most this much of a file per trip to the threadpool
-
-READERS = {
-    "claude-code": (claude_code.keep, claude_code.take),
-    "codex": (codex.keep, codex.take),
-    "pi": (small_agents.pi_keep, small_agents.pi_take),
-    "aider": (small_agents.aider_keep, small_agents.aider_take),
-}
-
-
-def reader_of(job):
-    """The job's reader (`spendFrom`), or "report" for a protocol agent that reports its
-    usage, or None: roost cannot read what it spends."""
-    kind = job.launch.get("spendFrom")
-    if kind in sources.KINDS:
-        return kind
-    if job.record.get("usage") is not None:
-        return "report"
-    return None
-
-
-def _read_batch(follower, kind, file_state):
-    """In the threadpool: what the next stretch of one file counts, as a Batch, and the
-    readings of the plan's windows it carries."""
-    keep, take = READERS[kind]
-    batch, readings = Batch(), []
-
-    def counted(line):
-        reading = take(batch, line, file_state)
-        if reading is not None:
-            readings.append(reading)
-
-    read = follower.read(counted, keep, BATCH_BYTES)
-    return batch, readings, read >= BATCH_BYTES
-
+SAVE_EVERY_S = 30.0           # a daemon killed meanwhile reads the rest again, counting each response once
+LOOK_EVERY_S = 30.0           # without news of a new file of its own, a job looks again this often (turns: at once)
+INLINE_BYTES = 256 << 10      # grown by less: read in the loop, not the threadpool
 
 class SpendTracker:
     def __init__(self, registry, config, home, windows):
@@ -95,6 +63,8 @@ class SpendTracker:
         self._worker = None
         self._saved_at = {}           # job id -> when its ledger was last written (monotonic)
         self._save_timers = {}
+        self._looked_at = {}          # job id -> when its files were last looked for (loop time)
+        self._job_dirs = set()        # the jobs' own directories watched (for the status line's file)
         self._prices = (None, None)
         self._archive = None          # the archive's entries, read once, kept as they are added
         self.on_spend = []            # fn(job, spend) after a row's spend changed (budgets)
@@ -163,6 +133,7 @@ class SpendTracker:
         about = self._about.pop(job_id, {})
         self._queue.pop(job_id, None)
         self.watcher.forget(job_id)
+        self._job_dirs.discard(paths.job_dir(self.home, job_id))
         if ledger is None or ledger.empty():
             return
         entry = dict(self.describe_row(row, ledger, about), removedAt=now_ms())
@@ -173,57 +144,64 @@ class SpendTracker:
         except OSError:
             log.exception("job %s: its spend could not be archived", job_id)
 
-    def session_seen(self, job, session):
-        """A session id the job's agent uses (Claude Code's status line): its records
-        count as the job's from now on."""
-        ledger = self.ledgers.get(job.id)
-        if ledger is None or not isinstance(session, str) or not sources.SESSION_ID.match(session):
-            return
-        if session not in ledger.sessions:
-            ledger.sessions.append(session)
-            ledger.changed = True
-            self.ask(job.id)
-
     # -- the worker ---------------------------------------------------------------------
 
-    def ask(self, job_id):
-        self._queue[job_id] = True
+    def ask(self, job_id, look=True):
+        """Refresh the job soon; `look`: find its files anew too (a turn's end, a new
+        session id), not only read those it follows (a directory's write)."""
+        self._queue[job_id] = self._queue.get(job_id, False) or look
         self._wake.set()
 
-    def _changed(self, owners):
-        for job_id in owners:
-            self.ask(job_id)
+    def _changed(self, changes):
+        """The watcher's news: a followed file written asks its job(s) to read it; a new
+        file in a job's directory asks them to look for theirs."""
+        for directory, names in changes.items():
+            owners = self.watcher.owners(directory)
+            for name, created in names.items():
+                if name != STATUS_FILE and directory in self._job_dirs:
+                    continue          # roost's own writes in a job's directory (its log, job.json)
+                path = os.path.join(directory, name)
+                readers = [job_id for job_id in owners if path in self._followers.get(job_id, ())]
+                for job_id in readers:
+                    self.ask(job_id, look=False)
+                if not (created or name == STATUS_FILE) or readers:
+                    continue
+                # A new file: whose it is, by the session id in its name; in a directory of
+                # many jobs, the others look only when their turn to look is due.
+                for job_id in owners:
+                    sessions = self.ledgers[job_id].sessions if job_id in self.ledgers else ()
+                    mine = len(owners) == 1 or any(session in name for session in sessions)
+                    self.ask(job_id, look=mine)
 
     def _work(self):
         while True:
             self._wake.wait()
             self._wake.clear()
             while self._queue:
-                job_id, _ = self._queue.popitem(last=False)
+                job_id, look = self._queue.popitem(last=False)
                 job = self.registry.get(job_id)
                 if job is None or job.removed:
                     continue
                 try:
-                    self._refresh(job)
+                    self._refresh(job, look)
                 except Exception:
                     log.exception("job %s: its spend could not be read", job_id)
 
-    def _refresh(self, job):
+    def _refresh(self, job, look=True):
         kind = self._kinds.get(job.id) or reader_of(job)
         if kind not in READERS:
             return
         ledger = self.ledgers.get(job.id) or self._load(job, kind)
         pool = gevent.get_hub().threadpool
-        if kind == "claude-code":
-            self._read_status(job, ledger)
-        sessions = list(ledger.sessions)
-        found, directories = pool.apply(sources.files, (kind, job.launch, job.job_dir, job.record.get("cwd") or "",
-                                                        sessions))
-        if kind == "claude-code":
-            directories = set(directories) | {job.job_dir}     # its status line's record
-        for directory in directories:
-            self.watcher.watch(directory, job.id)
+        if kind == "claude-code" and self._read_status(job, ledger):
+            look = True               # perhaps a session id it had not had
         followers = self._followers.setdefault(job.id, {})
+        now = gevent.get_hub().loop.now()
+        if look or now - self._looked_at.get(job.id, -LOOK_EVERY_S) >= LOOK_EVERY_S:
+            self._looked_at[job.id] = now
+            found = self._look(job, kind, ledger, pool)
+        else:
+            found = ()                # a write in a followed directory: what it follows is read
         for path in found:
             if path not in followers:
                 kept = (ledger.files.get(path) or {}).get("follow") or {}
@@ -234,7 +212,11 @@ class SpendTracker:
             file_state = ledger.files[path].setdefault("state", {})
             more = True
             while more:
-                batch, readings, more = pool.apply(_read_batch, (follower, kind, file_state))
+                if grown(follower) < INLINE_BYTES:
+                    # A live session's next lines: read here, cheaper than a trip to the pool.
+                    batch, readings, more = read_batch(follower, kind, file_state)
+                else:
+                    batch, readings, more = pool.apply(read_batch, (follower, kind, file_state))
                 batch.apply(ledger)
                 if follower.state() != ledger.files[path].get("follow"):
                     ledger.files[path]["follow"] = follower.state()
@@ -255,19 +237,32 @@ class SpendTracker:
         try:
             info = os.stat(path)
         except OSError:
-            return
+            return False
         stamp = [info.st_mtime_ns, info.st_size]
         if ledger.files.get(STATUS_FILE) == stamp:
-            return
+            return False
         ledger.files[STATUS_FILE] = stamp
         status = store.read_json(path)
         if not isinstance(status, dict):
-            return
+            return False
         session = status.get("session_id")
         if isinstance(session, str) and sources.SESSION_ID.match(session) and session not in ledger.sessions:
             ledger.sessions.append(session)
         ledger.changed = True
         self._tell_readings(job, "claude-status", [status])
+        return True
+
+    def _look(self, job, kind, ledger, pool):
+        """The job's files found anew (its directories watched): a glob or two, in the
+        threadpool."""
+        found, directories = pool.apply(sources.files, (kind, job.launch, job.job_dir, job.record.get("cwd") or "",
+                                                        list(ledger.sessions)))
+        if kind == "claude-code":
+            directories = set(directories) | {job.job_dir}     # its status line's record
+            self._job_dirs.add(job.job_dir)
+        for directory in directories:
+            self.watcher.watch(directory, job.id)
+        return found
 
     def _tell_readings(self, job, kind, readings):
         provider = (self._about.get(job.id) or {}).get("provider") or limits.provider_of(job)

@@ -4,13 +4,14 @@ and a new line is seen as it is written, with no polling. One inotify descriptor
 the daemon, one watch per directory, one greenlet that waits on it.
 
 `watch(directory, owner)` adds an owner (a job id) to a directory's watch;
-`on_change(owners)` is called with the owners of the directories that changed, at most
-once per COALESCE_S (an agent writing a response streams many writes). A directory that
-does not exist yet is not watched; its owner asks again when it looks again.
+`on_change(changes)` is called with {directory: {name: created}} of what changed (a
+file written, or `created`: one that appeared), at most once per COALESCE_S (an agent
+writing a response streams many writes). Many jobs may share a directory (one working
+folder, one CODEX_HOME): the names say whose file it was. A directory that does not
+exist yet is not watched; its owner asks again when it looks again.
 """
 
 import logging
-import os
 
 import gevent
 from gevent.socket import wait_read
@@ -28,6 +29,7 @@ class DirectoryWatcher:
         self._wd = {}              # directory -> watch descriptor
         self._owners = {}          # directory -> owners
         self._greenlet = None
+        self._new = self._gone = 0
         self.broken = None         # why the kernel's events cannot be had (then owners look at turns only)
 
     def start(self):
@@ -55,7 +57,9 @@ class DirectoryWatcher:
             return
         from inotify_simple import flags
 
-        mask = flags.MODIFY | flags.CLOSE_WRITE | flags.MOVED_TO | flags.CREATE | flags.DELETE_SELF
+        self._new = flags.CREATE | flags.MOVED_TO
+        self._gone = flags.DELETE_SELF | flags.IGNORED
+        mask = flags.MODIFY | flags.MOVED_TO | flags.CREATE | flags.DELETE_SELF
         try:
             wd = self._inotify.add_watch(directory, mask)
         except OSError:
@@ -77,6 +81,9 @@ class DirectoryWatcher:
                     except OSError:
                         pass
 
+    def owners(self, directory):
+        return self._owners.get(directory, set())
+
     def watching(self):
         return len(self._wd)
 
@@ -86,15 +93,17 @@ class DirectoryWatcher:
             try:
                 wait_read(fd)
                 gevent.sleep(COALESCE_S)        # the rest of a streamed write comes along
-                changed = set()
+                changed = {}
                 for event in self._inotify.read(timeout=0):
                     directory = self._by_wd.get(event.wd)
                     if directory is None:
                         continue
-                    if not os.path.isdir(directory):
+                    if event.mask & self._gone:
                         self._wd.pop(directory, None)
                         self._by_wd.pop(event.wd, None)
-                    changed |= self._owners.get(directory, set())
+                        continue
+                    names = changed.setdefault(directory, {})
+                    names[event.name] = names.get(event.name, False) or bool(event.mask & self._new)
                 if changed:
                     self.on_change(changed)
             except Exception:
