@@ -218,3 +218,37 @@ def test_a_job_over_its_budget_is_parked_once_and_nothing_is_typed_until_allowed
     wait_for(lambda: "spent 1 1" in typed_lines(daemon, job_id), what="the kept reply typed after the allow")
     current = wait_row(daemon, job_id, lambda current: current["waitingFor"] != "budget", what="the row free")
     assert current["queued"] == 0 and "budgetHold" not in current
+
+
+def test_a_protocol_agents_usage_reports_count_as_its_spend(daemon, tmp_path):
+    write_config(daemon.home, {"agentProfiles": {"reporter": {
+        "command": agent("proto_spender.py"), "protocol": True, "spendFrom": "report", "provider": "acme"}},
+        "prices": {"fake-model": {"input": 1, "output": 2}}})
+    job_id = dispatch(daemon, [], cwd=str(tmp_path), profile="reporter")
+    wait_row(daemon, job_id, lambda current: current.get("summary") == "ready", what="its first report")
+    assert row(daemon, job_id)["spend"] is None
+    daemon.call("reply", id=job_id, text="spend 1000 10")
+    daemon.call("reply", id=job_id, text="spend 500 5")
+    spend = spend_of(daemon, job_id, 1500)
+    assert spend["tokens"] == {"input": 1500, "output": 15, "cacheRead": 200, "cacheWrite": 0}
+    assert spend["source"] == "report" and spend["usd"] == round((1300 * 1 + 15 * 2 + 200 * 1) / 1e6, 6)
+    # a new session's figures start again from 0: added, not taken for a drop
+    daemon.call("reply", id=job_id, text="new")
+    daemon.call("reply", id=job_id, text="spend 40 4")
+    assert spend_of(daemon, job_id, 1540)["tokens"]["output"] == 19
+
+
+def test_several_machines_usage_adds_up():
+    from roost.spend import usage
+
+    one = {"groups": [{"key": "a1", "tokens": {"input": 10, "output": 1, "cacheRead": 0, "cacheWrite": 0},
+                       "usd": 0.5, "unpriced": [], "jobs": ["a1"]}],
+           "total": {"tokens": {"input": 10, "output": 1, "cacheRead": 0, "cacheWrite": 0}, "usd": 0.5,
+                     "unpriced": []}}
+    two = {"groups": [{"key": "a1", "tokens": {"input": 5, "output": 2, "cacheRead": 1, "cacheWrite": 0},
+                       "usd": None, "unpriced": ["x"], "jobs": ["b2"]}],
+           "total": {"tokens": {"input": 5, "output": 2, "cacheRead": 1, "cacheWrite": 0}, "usd": None,
+                     "unpriced": ["x"]}}
+    merged = usage.merge([one, two], "model")
+    assert merged["groups"][0]["tokens"]["input"] == 15 and merged["groups"][0]["jobs"] == ["a1", "b2"]
+    assert merged["total"]["usd"] is None and merged["total"]["unpriced"] == ["x"]
