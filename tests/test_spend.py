@@ -210,6 +210,7 @@ def test_a_job_over_its_budget_is_parked_once_and_nothing_is_typed_until_allowed
     assert row(daemon, job_id)["queued"] == 1
     assert "budget" in daemon.cli("list").stdout.decode()
     assert job_id in daemon.cli("budget").stdout.decode()
+    assert "parked at a budget (the job budget of 5,000 tokens is spent" in daemon.call("explain", id=job_id)["text"]
     events = daemon.call("events", limit=50)["events"]
     assert len([event for event in events if event.get("kind") == "budget"]) == 1
     # allowed: the hold lifts and the kept reply is typed

@@ -57,6 +57,8 @@ def row_text(row, group, reason):
         resets = row.get("resetsAt")
         when = f"resets {time.strftime('%H:%M', time.localtime(resets / 1000))}" if resets else "no reset time shown"
         return f"[usage limit, {when}] {row.get('summary') or ''}"
+    if group == "needs" and row.get("waitingFor") == "budget":
+        return f"[budget] {(row.get('budgetHold') or {}).get('why') or ''}  (roost budget allow {row['id']})"
     if group == "needs":
         asked = row.get("question") or row.get("summary") or f"waits ({row.get('waitingFor') or 'an answer'})"
         text = f"[{reason}] {asked}" if reason else asked
