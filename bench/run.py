@@ -23,6 +23,7 @@ sys.path.insert(0, HERE)
 
 SUITES = [
     ("wire", "The wire: ping over the socket"),
+    ("contracts", "The ops' contracts: a request's arguments checked against its op's row"),
     ("startup", "CLI start-up"),
     ("jobs", "Jobs: idle cost, spawn, ping under load"),
     ("pty_spawn", "A job's pty: the keeper's spawn against pexpect.spawn"),

@@ -18,6 +18,10 @@ from roost.client.connection import Client, Lost  # noqa: E402
 PYTHON = sys.executable
 AGENTS = os.path.join(ROOT, "tests", "agents")
 
+# Every daemon a test starts checks each answer against its op's row (roost.ops: a field
+# or a code the row does not declare is answered `internal` and logged with a traceback).
+os.environ.setdefault("ROOST_CHECK_CONTRACTS", "1")
+
 
 def wait_for(predicate, timeout=10.0, interval=0.01, what="the condition"):
     """Poll `predicate` until it returns a true value; fail after `timeout` seconds."""

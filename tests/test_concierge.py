@@ -48,6 +48,12 @@ class Speaker:
     def close(self):
         self.client.close()
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
 
 @pytest.fixture
 def concierge(daemon):
@@ -78,7 +84,14 @@ def test_the_concierge_is_a_job_of_its_own_not_listed_and_its_name_is_reserved(d
     status = daemon.call("concierge", action="status")
     assert (status["id"], status["name"], status["policy"]) == (job_id, "concierge",
                                                                 {"answer": "never", "act": False})
-    assert job_id not in [item["id"] for item in daemon.call("list", all=True)["jobs"]]
+    # Not a session: out of the default list and of peers; `list {all: true}` gives it with
+    # its role, so that a client can find it and attach (issue 28, the spec's JobRow.role).
+    assert job_id not in [item["id"] for item in daemon.call("list")["jobs"]]
+    everything = {item["id"]: item for item in daemon.call("list", all=True)["jobs"]}
+    assert everything[job_id]["role"] == "concierge" and everything[job_id]["name"] == "concierge"
+    assert all(item.get("role") is None for item_id, item in everything.items() if item_id != job_id)
+    with Speaker(daemon, dispatch(daemon, ["sleep", "30"], name="a-session")) as other:
+        assert job_id not in [peer["id"] for peer in other.call("peers")["peers"]]
     with open(os.path.join(daemon.home, "jobs", job_id, "job.json")) as handle:
         assert json.load(handle)["role"] == "concierge"
     with daemon.client() as client:

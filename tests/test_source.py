@@ -86,7 +86,10 @@ RANKS = {
     # the house's one atomic writer (standard library only): the store, the keeper and the
     # term's log all write through it
     "roost.unix.files": 0,
-    "roost.store": 1, "roost.config": 1, "roost.mcp_config": 1, "roost.args": 1,
+    "roost.store": 1, "roost.config": 1, "roost.mcp_config": 1,
+    # the types the ops' contracts are written in (a launch's DispatchArgs too), and the
+    # reading of one argument with them (an op whose contract is not written yet)
+    "roost.contract": 1, "roost.args": 2,
     # the operating system's seams, and the keeper that holds the terminals
     "roost.unix": 2, "roost.bundle": 2,
     "roost.keeper": 3,

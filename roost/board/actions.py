@@ -13,7 +13,7 @@ import logging
 from roost import git
 from roost.board import path_claims, places
 from roost.board.board import now_ms
-from roost.errors import RoostError, bad_request, not_found
+from roost.errors import BLOCKED, CONFLICT, UNSUPPORTED, RoostError, bad_request, not_found
 from roost.events.bus import one_line
 from roost.peers import envelope
 from roost.peers.directory import Peer
@@ -124,13 +124,13 @@ class BoardActions:
             if all(entry["id"] != actor.peer.id for entry in waiting) and len(waiting) < MAX_WAITING:
                 waiting.append({"id": actor.peer.id, "name": actor.peer.name})
                 self.board.save()
-            raise RoostError("blocked", f"task #{task_id} waits on " + ", ".join(f"#{other}" for other in holding)
+            raise RoostError(BLOCKED, f"task #{task_id} waits on " + ", ".join(f"#{other}" for other in holding)
                              + ": you are told when it can be claimed")
         owner = task.get("owner")
         if owner and owner["id"] == actor.peer.id:
             return task
         if owner and self.holds(owner["id"]):
-            raise RoostError("conflict", f"task #{task_id} is held by {owner['name']} ({owner['id']})")
+            raise RoostError(CONFLICT, f"task #{task_id} is held by {owner['name']} ({owner['id']})")
         if owner:
             self._release(task, "its session is gone", tell=False)
         task.update(state="claimed", owner={"id": actor.peer.id, "name": actor.peer.name}, claimedAt=now_ms(),
@@ -186,9 +186,9 @@ class BoardActions:
             raise bad_request(f"task #{task_id} is being handed over already")
         target = self.directory.find(_anyone(), to)
         if target.job is not None and not target.job.protocol and not target.job.launch.get("profile"):
-            raise RoostError("unsupported", f"{target.name} is a command, not an agent: it cannot take a task")
+            raise RoostError(UNSUPPORTED, f"{target.name} is a command, not an agent: it cannot take a task")
         if task.get("project") is not None and self._project_of_peer(target) != task["project"]:
-            raise RoostError("unsupported", f"{target.name} works outside task #{task_id}'s project")
+            raise RoostError(UNSUPPORTED, f"{target.name} works outside task #{task_id}'s project")
         before = task.get("assigned")
         task["assigned"] = {"id": target.id, "name": target.name, "at": now_ms(), "pending": True}
         try:
@@ -249,7 +249,7 @@ class BoardActions:
         if not actor.person and (owner is None or owner["id"] != actor.peer.id):
             if owner is None:
                 raise bad_request(f"task #{task['id']} is not claimed")
-            raise RoostError("unsupported", f"task #{task['id']} is {owner['name']}'s: only its holder may {action} it")
+            raise RoostError(UNSUPPORTED, f"task #{task['id']} is {owner['name']}'s: only its holder may {action} it")
 
     def _release(self, task, why, tell, actor=None):
         holder = task.get("owner")

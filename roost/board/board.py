@@ -13,7 +13,7 @@ import os
 import time
 
 from roost import store
-from roost.errors import RoostError
+from roost.errors import FULL, RoostError
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +112,7 @@ class TaskBoard:
             if task["state"] in ("done", "dropped") and not _holds_work(task):
                 self.tasks.remove(task)
                 return
-        raise RoostError("full", f"the board holds {MAX_TASKS} tasks and none of them is done or dropped")
+        raise RoostError(FULL, f"the board holds {MAX_TASKS} tasks and none of them is done or dropped")
 
 
 def _holds_work(task):

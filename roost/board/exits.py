@@ -9,7 +9,7 @@ and pulled is marked merged when the board is listed.
 
 from roost import git
 from roost.board.board import now_ms
-from roost.errors import RoostError, bad_request
+from roost.errors import CONFLICT, RoostError, bad_request
 from roost.git.remote import default_remote
 
 BODY = 4000
@@ -29,7 +29,7 @@ class Exits:
             tip = git.require_sha(repo, workspace["branch"])
             unverified = spaces.unverified(task)
             if unverified:
-                raise RoostError("conflict", f"task #{task_id}: {unverified}")
+                raise RoostError(CONFLICT, f"task #{task_id}: {unverified}")
             remote = default_remote(repo)
             plan = (f"push {workspace['branch']} ({tip[:12]}) to {remote}, then `gh pr create --base "
                     f"{workspace['baseRef']} --head {workspace['branch']}` titled {task['title']!r}")
@@ -38,7 +38,7 @@ class Exits:
             if not isinstance(wanted_hash, str) or not wanted_hash:
                 raise bad_request("pr takes the hash its dry run answered (the branch's tip it showed)")
             if wanted_hash != tip:
-                raise RoostError("conflict", f"task #{task_id}'s branch moved since the dry run "
+                raise RoostError(CONFLICT, f"task #{task_id}'s branch moved since the dry run "
                                              f"({wanted_hash[:12]} -> {tip[:12]}): look again")
             git.push_branch(repo, workspace["branch"], remote, tip=tip)      # the commit reviewed, exactly
             # gh runs git where it starts: the main checkout, never the worktree (its .git

@@ -22,7 +22,7 @@ import gevent
 from roost import git, store
 from roost.board import places, queued_starts
 from roost.board.board import now_ms
-from roost.errors import RoostError, bad_request
+from roost.errors import BLOCKED, BUSY, CONFLICT, RoostError, bad_request
 from roost.events.bus import one_line
 from roost.jobs import limits
 
@@ -62,13 +62,13 @@ class Preparations:
         workspace = task.get("workspace")
         stage = (workspace or {}).get("stage")
         if stage in ("verifying", "merging"):
-            raise RoostError("busy", f"task #{task_id} is {stage}: its worktree is in use")
+            raise RoostError(BUSY, f"task #{task_id} is {stage}: its worktree is in use")
         holder = spaces.holder(task)
         if holder is not None:
-            raise RoostError("conflict", f"task #{task_id} is held by {holder['name']} ({holder['id']}): "
+            raise RoostError(CONFLICT, f"task #{task_id} is held by {holder['name']} ({holder['id']}): "
                              "a start would take it from a live session")
         if not stage and spaces.board.blocked(task):
-            raise RoostError("blocked", f"task #{task_id} waits on " + ", ".join(
+            raise RoostError(BLOCKED, f"task #{task_id} waits on " + ", ".join(
                 f"#{other}" for other in spaces.board.blocked(task)))
         repo = spaces.repository(task)
         with spaces.lock(task_id):
@@ -244,10 +244,10 @@ class Preparations:
                                   f"{hold['path']}: the start is refused and the worktree prepared removed")
             stage = (task.get("workspace") or {}).get("stage")
             if stage in ("verifying", "merging", "merged"):
-                raise RoostError("busy", f"task #{task_id} is {stage}: it cannot be started now")
+                raise RoostError(BUSY, f"task #{task_id} is {stage}: it cannot be started now")
             if spaces.holder(task) is not None or task["state"] in ("done", "dropped"):
                 self.undo(task, "the task is taken or finished")
-                raise RoostError("conflict", f"task #{task_id} is {task['state']}: it cannot be started")
+                raise RoostError(CONFLICT, f"task #{task_id} is {task['state']}: it cannot be started")
             args = {key: value for key, value in launch.items() if key not in ("worktree", "requestId")}
             first = not (task.get("workspace") or {}).get("setupDone")
             setup = spaces.checks.setup_plan(task, hold) if first else None
@@ -355,7 +355,7 @@ class Preparations:
             return None
         verdict = spaces.admission.check(args, key=f"task:{task['id']}", task=task["id"])
         if verdict is not None and verdict.kind == "refuse":
-            raise RoostError("busy", verdict.why)           # a budget it would break (issue 29)
+            raise RoostError(BUSY, verdict.why)             # a budget it would break (issue 29)
         if verdict is not None:
             self._wait_for_slot(task, args, hold, actor, verdict)
             return None

@@ -7,7 +7,7 @@ clears them; with no live holder they stay for the next `start`'s prompt.
 """
 
 from roost.board.board import now_ms
-from roost.errors import RoostError, bad_request
+from roost.errors import FULL, NOT_FOUND, RoostError, bad_request
 from roost.events.bus import one_line
 
 MAX_COMMENTS = 200
@@ -30,7 +30,7 @@ class Reviews:
                 raise bad_request(f"task #{task_id} is merged: there is nothing left to review")
             comments = workspace.setdefault("comments", [])
             if len(comments) >= MAX_COMMENTS:
-                raise RoostError("full", f"task #{task_id} holds {MAX_COMMENTS} review comments")
+                raise RoostError(FULL, f"task #{task_id} holds {MAX_COMMENTS} review comments")
             kept = _checked(comment)
             kept.update(at=now_ms(), by=actor.by["who"])
             comments.append(kept)
@@ -45,7 +45,7 @@ class Reviews:
             comments = spaces.workspace(task).setdefault("comments", [])
             position = _find(comments, index, comment)
             if position is None:
-                raise RoostError("not_found", f"task #{task_id} has no such review comment")
+                raise RoostError(NOT_FOUND, f"task #{task_id} has no such review comment")
             gone = comments.pop(position)
             spaces.actions.changed(actor, task, "comment", f": {gone['file']}:{gone['line']} withdrawn")
         return task

@@ -13,7 +13,7 @@ For such a task the stage is the truth; `state` follows the claim as for any tas
 """
 
 from roost.board.board import now_ms
-from roost.errors import RoostError
+from roost.errors import CONFLICT, RoostError
 
 STAGES = ("working", "verifying", "review", "merging", "conflict", "failed", "shelved", "merged")
 # Work goes on in these: the worktree is there, and someone (a session or a person) acts.
@@ -65,7 +65,7 @@ class Stages:
         if stage not in STAGES:
             raise ValueError(f"not a stage: {stage!r}")
         if not can_move(current, stage):
-            raise RoostError("conflict", f"task #{task['id']} is {current or 'not started'}: "
+            raise RoostError(CONFLICT, f"task #{task['id']} is {current or 'not started'}: "
                              f"it cannot go to {stage} from there")
         workspace["stage"] = stage
         if note is not _KEEP:

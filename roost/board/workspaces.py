@@ -28,7 +28,7 @@ from roost.board.stages import ACTIVE as ACTIVE_STAGES
 from roost.board.stages import Stages
 from roost.board.upkeep import Upkeep
 from roost.board.verifying import Checks
-from roost.errors import RoostError, bad_request
+from roost.errors import BUSY, RoostError, bad_request
 from roost.git.errors import GitError
 
 log = logging.getLogger(__name__)
@@ -185,7 +185,7 @@ class Workspaces:
         with self.lock(task_id):
             workspace = self.present(task)
             if workspace["stage"] in ("verifying", "merging"):
-                raise RoostError("busy", f"task #{task_id} is {workspace['stage']}: commit when that is over")
+                raise RoostError(BUSY, f"task #{task_id} is {workspace['stage']}: commit when that is over")
             place = self.checkout(task)
             was_merging = git.worktree_head(place)[2]
             sha = git.commit_all(place, message or f"#{task['id']} {task['title']}")

@@ -47,6 +47,7 @@ COMMANDS = {
     "proxy": ("proxy", "bridge stdin/stdout to this machine's daemon (what --host runs over ssh)"),
     "service": ("service", "start roost at login: install or remove a systemd --user unit"),
     "completion": ("completion", "print the shell completion script (bash, zsh, fish)"),
+    "help": ("help", "roost's manual, by topic: `roost help TOPIC` shows one"),
 }
 
 USAGE = """roost: run many coding agents on one machine, and keep them.
@@ -67,9 +68,9 @@ Options:
 
 Commands:
 {commands}
-Run `roost <command> --help` for a command's own options. Every command that shows
-something takes --json. Exit status: 0 done, 1 refused by the daemon, 2 bad usage,
-3 no daemon could be reached or started.
+Run `roost <command> --help` for a command's own options, `roost help` for the
+manual's topics. Every command that shows something takes --json. Exit status: 0 done,
+1 refused by the daemon, 2 bad usage, 3 no daemon could be reached or started.
 """
 
 

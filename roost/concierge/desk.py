@@ -13,7 +13,7 @@ import os
 
 from roost import store
 from roost.concierge import policy as rules
-from roost.errors import RoostError, bad_request, not_found
+from roost.errors import BUSY, RoostError, bad_request, not_found
 from roost.bundle import userenv
 from roost.jobs.builtin_profiles import roost_env
 from roost.jobs.launch import IDENTITY_NAMES, one_line
@@ -228,7 +228,7 @@ class ConciergeDesk:
             done = {"id": target.id, "name": target.name}
         elif what == "respawn":
             if target.running:
-                raise RoostError("busy", f"{target.name} runs: there is nothing to start again")
+                raise RoostError(BUSY, f"{target.name} runs: there is nothing to start again")
             self.runner.wake(target)
             done = {"id": target.id, "name": target.name}
         else:

@@ -1,16 +1,13 @@
-"""What a launch needs beyond its arguments: names, request ids, the check that its
-program can run, and the job's environment (CONTRACT.md "A job's environment")."""
+"""What a launch needs beyond its arguments (roost.jobs.launch_args): names, the check
+that its program can run, and the job's environment (CONTRACT.md "A job's environment")."""
 
 import os
-import re
 import shutil
 
 from roost.bundle import userenv
 from roost.jobs import roost_on_path
 from roost.errors import bad_request
 
-# M36: a request id is 1-64 of these; one of another form is refused.
-REQUEST_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 NAME_LIMIT = 200
 # M44: the hub's own agent's name cannot be taken by a session.
 RESERVED_NAMES = ("concierge",)
@@ -22,15 +19,6 @@ IDENTITY_NAMES = ("ROOST_JOB_ID", "ROOST_JOB_TOKEN", "ROOST_SOCKET", "ROOST_JOB_
 # The pty says the window size; inherited values would contradict it.
 _SIZE_NAMES = ("COLUMNS", "LINES")
 TERM = "xterm-256color"
-
-
-def request_id(args):
-    value = args.get("requestId")
-    if value is None:
-        return None
-    if not isinstance(value, str) or not REQUEST_ID.fullmatch(value):
-        raise bad_request("requestId must be 1-64 of A-Z a-z 0-9 _ . : -")
-    return value
 
 
 def fold_name(name):

@@ -14,7 +14,7 @@ import time
 import gevent
 
 from roost import paths, store
-from roost.errors import RoostError, bad_request, not_found
+from roost.errors import CONFLICT, RoostError, bad_request, not_found
 from roost.jobs import reply_book
 from roost.jobs.record import AGENT_STATES, END_STATES, ROW_FIELDS, Job, new_record, now_ms
 from roost.jobs.news import state_news
@@ -131,7 +131,7 @@ class JobRegistry:
             allowed = AGENT_STATES if job.run.active else END_STATES
             if state not in allowed:
                 log.error("job %s: a row cannot be %s while its run is %s", job.id, state, job.run.phase)
-                raise RoostError("conflict", f"job {job.id} is {job.run.phase}: its row cannot be {state}")
+                raise RoostError(CONFLICT, f"job {job.id} is {job.run.phase}: its row cannot be {state}")
             job.record["state"] = state
             job.record["stateSince"] = now_ms()
         job.record.update(fields)
@@ -159,7 +159,7 @@ class JobRegistry:
             job.run.enter(phase, reaping)
         except RunRefused as refusal:
             log.error("job %s: %s", job.id, refusal)
-            raise RoostError("conflict", f"job {job.id}: {refusal}")
+            raise RoostError(CONFLICT, f"job {job.id}: {refusal}")
         self.runs_moved += 1
         try:
             return self.change(job, **fields) if fields else job.row()

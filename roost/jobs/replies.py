@@ -23,7 +23,7 @@ import time
 import gevent
 import gevent.event
 
-from roost.errors import RoostError
+from roost.errors import UNSUPPORTED, RoostError
 from roost.jobs.record import budget_held, now_ms
 from roost.term.reading import ready_for_text, shows_dialog
 from roost.term.typist import typed_not_submitted
@@ -62,7 +62,7 @@ class ReplyDesk:
         connected = job.protocol and self.links.connected(job)
         if job.protocol and text.startswith("/") and not connected:
             # spec "Replies": a command is meaningful live only.
-            raise RoostError("unsupported", "a reply starting with / is a command for the agent, "
+            raise RoostError(UNSUPPORTED, "a reply starting with / is a command for the agent, "
                                             "and the agent is not connected")
         if not job.running:
             self.queue(job, text, mode, request_id)

@@ -11,7 +11,7 @@ import os
 
 import gevent
 
-from roost.errors import RoostError
+from roost.errors import BAD_REQUEST, BUSY, INTERNAL, RoostError
 from roost.jobs import builtin_profiles, launch, limits, processes, sessions
 from roost.jobs.record import END_STATES, LIVE_STATES, now_ms
 from roost.jobs.run_end import MAX_QUICK_DEATHS, QUICK_DEATH_MS, RunEnds, recorded_exit
@@ -106,7 +106,7 @@ class JobRunner:
             else:
                 self.registry.move(job, "ended", state="failed", error=str(error), endedAt=now_ms(), pid=None)
             # A program that cannot run is the caller's to fix; a keeper out of reach is ours.
-            raise RoostError("bad_request" if isinstance(error, KeeperRefused) else "internal", str(error))
+            raise RoostError(BAD_REQUEST if isinstance(error, KeeperRefused) else INTERNAL, str(error))
         if self.pty_error == KEEPER_LOST:
             self.pty_error = None      # a new keeper serves
         return spawned
@@ -172,7 +172,7 @@ class JobRunner:
         left = processes.end_job_processes(job.id, lambda number: self.keeper.signal(job.id, number),
                                            self.stop_grace())
         if left:
-            raise RoostError("busy", f"job {job.id}: processes {left} did not end")
+            raise RoostError(BUSY, f"job {job.id}: processes {left} did not end")
         if live and not job.run.ended.wait(END_WAIT_S):
             # The exit never came (the keeper is gone): the processes are, so it ended.
             log.warning("job %s: no exit status came after its processes ended", job.id)
@@ -203,7 +203,7 @@ class JobRunner:
                 self.registry.change(job, runs=dict(runs, quickDeaths=0))
             return
         if deaths >= MAX_QUICK_DEATHS:
-            raise RoostError("busy", f"job {job.id} died within {QUICK_DEATH_MS // 1000} s of starting "
+            raise RoostError(BUSY, f"job {job.id} died within {QUICK_DEATH_MS // 1000} s of starting "
                                      f"{deaths} times in a row; it is not started again (respawn with "
                                      "restart to try anyway)")
         if deaths:

@@ -6,22 +6,28 @@
         (a hub's selection while its terminal has the focus; null: none), to which no
         desktop notification goes; forgotten when the connection ends."""
 
-from roost.errors import bad_request
-from roost.ops import args as read
-from roost.ops import op
+from roost.contract import Flag, ListOf, Shape, Text
+from roost.ops import Action, op
+from roost.ops.jobs import FINDS, JOB
+
+SINK_RESULT = Shape({"sink": Text("The sink's name in roost.json."), "ok": Flag(),
+                     "error": Text("Why it failed.", optional=True)})
 
 
-@op("notify")
+@op("notify", by="action", actions={
+    "test": Action(result={"sinks": ListOf(SINK_RESULT)},
+                   doc="One notification to each sink roost.json names, answered once each has sent it or failed."),
+    "focus": Action({"id": JOB.but(default=None, doc="The job the person looks at; null: none.")},
+                    result={"id": Text(nullable=True)}, codes=FINDS,
+                    doc="The job this connection's person looks at: no desktop notification goes for it."),
+})
 def notify(call):
-    action = call.args.get("action")
-    if action == "focus":
-        job_id = call.args.get("id")
+    if call.args["action"] == "focus":
+        job_id = call.args["id"]
         if job_id is not None:
-            job_id = call.services.jobs.resolve(read.text(call.args, "id", min_length=1)).id
+            job_id = call.services.jobs.resolve(job_id).id
         call.services.notifier.focus(call.session, job_id)
         return {"id": job_id}
-    if action != "test":
-        raise bad_request('action must be "test" or "focus"')
     results = call.services.notifier.test()
     return {"sinks": [dict({"sink": name, "ok": ok}, **({"error": why} if why else {}))
                       for name, ok, why in results]}

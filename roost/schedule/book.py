@@ -13,7 +13,7 @@ import os
 import gevent.lock
 
 from roost import store
-from roost.errors import RoostError, bad_request, not_found
+from roost.errors import FULL, TOO_LONG, RoostError, bad_request, not_found
 from roost.jobs.launcher import read_dispatch
 from roost.jobs.record import now_ms
 from roost.schedule import when as clock
@@ -115,7 +115,7 @@ class ScheduleBook:
         if name in self.schedules:
             raise bad_request(f"a schedule named {name!r} exists: remove it first (schedule-rm)")
         if len(self.schedules) >= MAX_SCHEDULES:
-            raise RoostError("full", f"at most {MAX_SCHEDULES} schedules")
+            raise RoostError(FULL, f"at most {MAX_SCHEDULES} schedules")
         if not isinstance(args.get("when"), str):
             raise bad_request("when is required")
         now = now_ms()
@@ -151,7 +151,7 @@ class ScheduleBook:
         if not isinstance(text, str) or not text.strip():
             raise bad_request("text is required with target: what to tell it")
         if len(text) > TEXT_LIMIT:
-            raise RoostError("too_long", f"text is at most {TEXT_LIMIT} characters")
+            raise RoostError(TOO_LONG, f"text is at most {TEXT_LIMIT} characters")
         job = self.registry.resolve(target)
         return {"target": job.id, "targetName": job.name, "text": text.strip(), "task": None,
                 "agent": job.record.get("profile") or "shell", "cwd": job.record.get("cwd") or ""}

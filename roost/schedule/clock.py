@@ -26,7 +26,7 @@ import time
 import gevent
 import gevent.event
 
-from roost.errors import RoostError
+from roost.errors import BUSY, NOT_FOUND, RoostError
 from roost.jobs import limits
 from roost.jobs.adoption import ENDED_AWAY
 from roost.jobs.record import now_ms
@@ -187,21 +187,21 @@ class Scheduler:
         record = schedule.record
         last = self.registry.get(record.get("lastJob"))
         if last is not None and (last.run.active or last.running):
-            raise Skipped("busy", f"its last run {last.name} ({last.id}) still goes")
+            raise Skipped(BUSY, f"its last run {last.name} ({last.id}) still goes")
         args = self._launch_args(schedule)
         limit = limits.known_limit(self.launcher, args)
         if limit is not None:
             provider, reset = limit
             if due is not None:
                 record["afterLimitAt"] = reset      # a run of its clock: then, once (_run_after_limits)
-            raise Skipped("busy", f"the {provider} usage limit resets at {limits.clock(reset)}")
+            raise Skipped(BUSY, f"the {provider} usage limit resets at {limits.clock(reset)}")
         verdict = self.admission.check(args, key=_key(schedule))
         if verdict is not None:
             if verdict.kind == "wait" and due is not None:
                 record["afterLimitAt"] = verdict.resets_at     # then, once (_run_after_limits)
             elif verdict.kind == "queue" and not record.get("queuedAt"):
                 record["queuedAt"], record["queuedFor"] = now_ms(), due
-            raise Skipped("busy", verdict.why)
+            raise Skipped(BUSY, verdict.why)
         record.pop("queuedAt", None)
         record.pop("queuedFor", None)
         try:
@@ -225,15 +225,15 @@ class Scheduler:
         record = schedule.record
         job = self.registry.get(record["target"])
         if job is None:
-            raise Skipped("not_found", f"its target {record.get('targetName')} ({record['target']}) is gone")
+            raise Skipped(NOT_FOUND, f"its target {record.get('targetName')} ({record['target']}) is gone")
         reading = job.terminal.reading if job.terminal is not None else {}
         waits = job.running and job.record.get("status") == "waiting"
         if job.running and job.record.get("waitingFor") == "limit":
             resets_at = job.record.get("resetsAt")
-            raise Skipped("busy", f"its target {job.name} is at its usage limit"
+            raise Skipped(BUSY, f"its target {job.name} is at its usage limit"
                                   + (f" (it resets at {limits.clock(resets_at)})" if resets_at else ""))
         if not waits or job.record.get("waitingFor") == "dialog" or reading.get("dialog"):
-            raise Skipped("busy", f"its target {job.name} does not wait for text")
+            raise Skipped(BUSY, f"its target {job.name} does not wait for text")
         self.replies.queue(job, record["text"])
         self.bus.publish("schedule", f"{schedule.name} told {job.name}: {record['text']}", job.id, job.name,
                          schedule=schedule.name, due=due, who="roost", who_id=None)

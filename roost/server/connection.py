@@ -20,7 +20,7 @@ import gevent
 import gevent.event
 
 from roost import codec
-from roost.errors import RoostError
+from roost.errors import BAD_REQUEST, INTERNAL, RoostError
 from roost.framing import MAX_LINE, LineReader, LineTooLong
 from roost.ops import QUICK
 from roost.ops.session import Session
@@ -190,12 +190,12 @@ class Connection:
 
     def _too_long(self):
         log.warning("a request line over %d bytes: connection closed", MAX_LINE)
-        self._send(error_line(None, RoostError("bad_request", "request line over 4 MiB")))
+        self._send(error_line(None, RoostError(BAD_REQUEST, "request line over 4 MiB")))
         self.flush(1)
 
     def _take(self, line):
         item = _parse(line)
-        request_id, op_name, args, problem = item
+        request_id, op_name, args, problem, loose = item
         if not self._queue and not self._busy and (problem is not None or op_name in QUICK):
             self._answer(item)
             return
@@ -220,42 +220,85 @@ class Connection:
             self._worker = None
 
     def _answer(self, item):
-        request_id, op_name, args, problem = item
+        request_id, op_name, args, problem, loose = item
         if problem is not None:
             self._send(error_line(request_id, problem))
             return
         try:
-            result = self.server.run_op(self.session, op_name, args)
-            line = codec.encode({"id": request_id, "ok": True, "result": result}) + b"\n"
+            result = self.server.run_op(self.session, op_name, args, loose)
+            if type(request_id) is RawId:
+                line = answer_line(request_id, {"ok": True, "result": result})
+            else:
+                line = codec.encode({"id": request_id, "ok": True, "result": result}) + b"\n"
         except RoostError as error:
             line = error_line(request_id, error)
         except Exception:
             log.exception("op %s failed", op_name)
-            line = error_line(request_id, RoostError("internal", f"{op_name} failed inside the daemon (see daemon.log)"))
+            line = error_line(request_id, RoostError(INTERNAL, f"{op_name} failed inside the daemon (see daemon.log)"))
         self._send(line)
 
 
 def _parse(line):
-    """(id, op, args, problem): problem is a RoostError for anything malformed."""
+    """(id, op, args, problem, loose): problem is a RoostError for anything malformed.
+
+    A line the codec refuses that is JSON all the same (a number past 64 bits, one no
+    double holds, a lone surrogate, nesting past the codec's depth) is read `loose`ly by
+    the standard library's decoder: its id is answered as the client wrote it (RawId),
+    and what it holds is refused once the op's contract has checked its arguments."""
+    loose = False
     try:
         request = codec.decode(line)
     except (ValueError, UnicodeDecodeError) as error:
-        return None, None, None, RoostError("bad_request", f"not a JSON request line: {error}")
+        request = codec.decode_loosely(line)
+        if request is None:
+            return None, None, None, RoostError(BAD_REQUEST, f"not a JSON request line: {error}"), False
+        loose = True
     if not isinstance(request, dict):
-        return None, None, None, RoostError("bad_request", "a request is a JSON object")
+        return None, None, None, RoostError(BAD_REQUEST, "a request is a JSON object"), False
     request_id = request.get("id")
     if isinstance(request_id, (dict, list)):
         request_id = None
     op_name = request.get("op")
+    if loose:
+        problem = _unholdable(request, ("id", "op"))
+        if request_id is not None:
+            request_id = RawId(codec.as_json(request_id))
+        if problem is not None:
+            return request_id, None, None, problem, loose
     if not isinstance(op_name, str) or not op_name:
-        return request_id, None, None, RoostError("bad_request", "op must be a non-empty string")
+        return request_id, None, None, RoostError(BAD_REQUEST, "op must be a non-empty string"), loose
     args = request.get("args")
     if args is None:
         args = {}
     elif not isinstance(args, dict):
-        return request_id, None, None, RoostError("bad_request", "args must be an object")
-    return request_id, op_name, args, None
+        return request_id, None, None, RoostError(BAD_REQUEST, "args must be an object"), loose
+    return request_id, op_name, args, None, loose
+
+
+def _unholdable(request, names):
+    for name in names:
+        problem = codec.unholdable(request.get(name))
+        if problem:
+            return RoostError(BAD_REQUEST, f"{name}: {problem}")
+    return None
+
+
+class RawId:
+    """A request's id as JSON text (from a line read loosely), answered as it was sent."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text.encode("ascii")
+
+
+def answer_line(request_id, body):
+    """The answer to a RawId: `body` ({ok, result} or {ok, error, code}) with the id
+    first, as the client sent it."""
+    return b'{"id":' + request_id.text + b"," + codec.encode(body)[1:] + b"\n"
 
 
 def error_line(request_id, error):
+    if type(request_id) is RawId:
+        return answer_line(request_id, {"ok": False, "error": error.text, "code": error.code})
     return codec.encode({"id": request_id, "ok": False, "error": error.text, "code": error.code}) + b"\n"

@@ -10,7 +10,7 @@ import select
 
 import gevent
 
-from roost.errors import RoostError
+from roost.errors import LIMIT, RoostError
 from roost.server.connection import Connection, error_line
 from roost.unix import private_socket
 from roost.unix.fds import bytes_ready
@@ -64,7 +64,7 @@ class Server:
             self._close_departed()
         if len(self.connections) >= MAX_CONNECTIONS:
             try:
-                sock._sock.send(error_line(None, RoostError("limit", f"too many connections (at most {MAX_CONNECTIONS})")))
+                sock._sock.send(error_line(None, RoostError(LIMIT, f"too many connections (at most {MAX_CONNECTIONS})")))
             except OSError:
                 pass
             sock.close()
