@@ -253,3 +253,24 @@ def test_several_machines_usage_adds_up():
     merged = usage.merge([one, two], "model")
     assert merged["groups"][0]["tokens"]["input"] == 15 and merged["groups"][0]["jobs"] == ["a1", "b2"]
     assert merged["total"]["usd"] is None and merged["total"]["unpriced"] == ["x"]
+
+
+def test_budget_allow_takes_more_in_usd_or_tokens_and_refuses_what_is_not_an_amount(daemon, tmp_path):
+    import pytest
+
+    from roost.client.connection import Refused
+
+    job_id = dispatch(daemon, agent("prompt_echo.py"), cwd=str(tmp_path))
+    allowed = daemon.call("budget-allow", id=job_id, usd=2)
+    assert allowed["wasHeld"] is False
+    assert (allowed["allowed"]["unit"], allowed["allowed"]["more"]) == ("usd", 2)
+    by_cli = json.loads(daemon.cli("budget", "allow", job_id, "--tokens", "500", "--json").stdout)
+    assert (by_cli["allowed"]["unit"], by_cli["allowed"]["more"]) == ("tokens", 500)
+    assert daemon.call("budget-allow", id=job_id)["allowed"]["all"] is True
+    for wrong in ({"usd": -1}, {"usd": "2"}, {"tokens": True}):
+        with pytest.raises(Refused) as refused:
+            daemon.call("budget-allow", id=job_id, **wrong)
+        assert refused.value.code == "bad_request" and next(iter(wrong)) in str(refused.value)
+    with pytest.raises(Refused) as refused:
+        daemon.call("budget-allow", id="no-such-job")
+    assert refused.value.code == "not_found"
