@@ -1,5 +1,5 @@
 """docs/cli.md, generated from the commands' own usage texts: `roost --help`, then every
-command of the CLI's table (roost.cli.main COMMANDS) with its summary and its module's
+command of the CLI's table (roost.cli.commands COMMANDS) with its summary and its module's
 docstring, which is its docopt usage (roost/cli/commands/).
 
     .venv/bin/python scripts/cli_doc.py           # print it
@@ -17,6 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from roost.cli import main as cli_main  # noqa: E402
+from roost.cli.commands import COMMANDS  # noqa: E402
 
 TARGET = os.path.join(ROOT, "docs", "cli.md")
 COMMANDS_DIR = os.path.join(ROOT, "roost", "cli", "commands")
@@ -42,7 +43,7 @@ def render():
         "## `roost`\n",
         "```\n" + cli_main.usage_text().strip() + "\n```\n",
     ]
-    for name, (module, summary) in cli_main.COMMANDS.items():
+    for name, (module, summary) in COMMANDS.items():
         parts.append(f"## `roost {name}`\n")
         parts.append(summary[0].upper() + summary[1:] + ".\n")
         parts.append("```\n" + usage(module) + "\n```\n")

@@ -1,9 +1,12 @@
 """Records as the agents write them, for the spend tests: Claude Code's transcript lines,
 Codex's rollout events, pi's entries, aider's analytics lines (the shapes of
-tests/fixtures/agents/*/spend, measured on the pinned versions)."""
+tests/fixtures/agents/*/spend, measured on the pinned versions); and, on a real daemon,
+the profiles of tests/agents/spends.py and the waits for a row's spend."""
 
 import json
 import os
+
+from jobkit import agent, dispatch, wait_row, write_config
 
 from roost.spend import claude_code, codex, small_agents
 from roost.spend.follow import LineFollower
@@ -77,3 +80,33 @@ def read_files(kind, paths, ledger=None):
 def totals(ledger):
     whole, by_model = ledger.totals()
     return whole, {model: count for model, count in by_model.items() if any(count)}
+
+
+# -- on a real daemon: tests/agents/spends.py as Claude Code, or as Codex ----------------
+
+TERM = {"settleMs": 150, "waiting": r"^> ?$"}
+
+
+def profile(**extra):
+    return dict({"command": agent("spends.py", "--session-id", "{sessionId}"), "task": "type", "term": TERM,
+                 "provider": "anthropic", "spendFrom": "claude-code", "interrupt": ["Escape"]}, **extra)
+
+
+def start(daemon, cwd, config=None, name="", **extra):
+    os.makedirs(cwd, exist_ok=True)
+    claude = os.path.join(os.path.dirname(daemon.home), "claude")
+    write_config(daemon.home, dict({"agentProfiles": {"spender": profile()}}, **(config or {})))
+    return dispatch(daemon, [], cwd=str(cwd), profile="spender", name=name,
+                    env={"CLAUDE_CONFIG_DIR": claude}, **extra)
+
+
+def waits(daemon, job_id):
+    return wait_row(daemon, job_id, lambda current: current["status"] == "waiting", what="the prompt")
+
+
+def spend_of(daemon, job_id, tokens_input):
+    return wait_row(daemon, job_id, lambda current: (current.get("spend") or {}).get("tokens", {}).get("input")
+                    == tokens_input, what=f"the row's spend to reach input {tokens_input}")["spend"]
+
+
+CODEX_ROLLOUT = r"/sessions/\d{4}/\d{2}/\d{2}/rollout-[^/]*-(?P<id>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$"

@@ -12,9 +12,9 @@ import pytest
 
 from conftest import PYTHON, ROOT, wait_for
 from jobkit import dispatch, job_record, row, wait_row
+from peerkit import lead, speaker
+from protokit import start
 from roost.client.connection import Refused
-from test_agent_protocol import start
-from test_peers import lead, speaker
 
 
 def raw_lines(daemon, *lines):

@@ -10,49 +10,13 @@ import time
 
 import pytest
 
+from conciergekit import Speaker, launch, turn_on
 from conftest import wait_for
 from jobkit import agent, dispatch, output, row, wait_row, write_config
-from test_agent_protocol import RECORDER
-from test_protocol_refusals import token_of
+from protokit import RECORDER, token_of
 
 CONCIERGE_ONLY = ("concierge-say", "concierge-policy", "concierge-suggest", "concierge-reply", "concierge-act")
 PERSON_ONLY = ("concierge", "concierge-ask")
-
-
-def launch(command, **extra):
-    return {"kind": "shell", "cwd": "/tmp", "command": command, "env": {}, "name": "", "sessionFile": "",
-            "origin": "dispatch", **extra}
-
-
-def turn_on(daemon, command=None):
-    status = daemon.call("concierge", action="on", launch=launch(command or agent("cli_concierge.py")))
-    assert status["on"] is True
-    return status["id"]
-
-
-class Speaker:
-    """A connection that speaks for a job (a process of that job, as its shell tool)."""
-
-    def __init__(self, daemon, job_id):
-        self.client = daemon.client()
-        self.client.call("speak_for", {"id": job_id, "token": token_of(daemon, job_id)})
-
-    def request(self, op, **args):
-        return self.client.request(op, args)
-
-    def call(self, op, **args):
-        answer = self.request(op, **args)
-        assert answer["ok"], (op, answer)
-        return answer.get("result") or {}
-
-    def close(self):
-        self.client.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 @pytest.fixture

@@ -121,7 +121,7 @@ def test_docs_cli_md_is_what_the_usage_texts_say():
 
 
 def test_every_command_has_its_section_in_the_cli_reference():
-    from roost.cli.main import COMMANDS
+    from roost.cli.commands import COMMANDS
 
     written = read(cli_doc.TARGET)
     missing = [name for name in COMMANDS if f"\n## `roost {name}`\n" not in written]
@@ -133,13 +133,13 @@ def test_every_command_has_its_section_in_the_cli_reference():
 
 
 def test_a_new_command_or_a_changed_usage_shows_as_drift(monkeypatch):
-    from roost.cli import main as cli_main
+    from roost.cli.commands import COMMANDS
 
     before = cli_doc.render()
-    monkeypatch.setitem(cli_main.COMMANDS, "planted", ("ping", "a planted command"))
+    monkeypatch.setitem(COMMANDS, "planted", ("ping", "a planted command"))
     after = cli_doc.render()
     assert after != before and "\n## `roost planted`\n\nA planted command.\n" in after
-    monkeypatch.delitem(cli_main.COMMANDS, "planted")
+    monkeypatch.delitem(COMMANDS, "planted")
     monkeypatch.setattr(cli_doc, "usage", lambda module: "changed usage")
     assert cli_doc.render() != before
 

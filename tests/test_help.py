@@ -102,6 +102,8 @@ def test_in_a_terminal_the_page_goes_through_the_pager(home, tmp_path):
            f"cat > {paged}.tmp && mv {paged}.tmp {paged}'"}
     env.pop("NO_COLOR", None)
     env.pop("LESS", None)
+    for size in ("COLUMNS", "LINES"):     # they outrank the terminal's size (a pytest-xdist worker sets them)
+        env.pop(size, None)
     process = subprocess.Popen([PYTHON, "-m", "roost", "help", "limits"], env=env, stdin=slave, stdout=slave,
                                stderr=slave, cwd="/")
     os.close(slave)

@@ -5,33 +5,10 @@ Claude Code does); `roost usage` groups it; a job roost cannot read has `spend: 
 import json
 import os
 
+from clockkit import advance_to, clocked_daemon, now_ms  # noqa: F401 (a fixture)
 from conftest import wait_for
 from jobkit import agent, dispatch, job_record, row, wait_row, write_config
-
-TERM = {"settleMs": 150, "waiting": r"^> ?$"}
-
-
-def profile(**extra):
-    return dict({"command": agent("spends.py", "--session-id", "{sessionId}"), "task": "type", "term": TERM,
-                 "provider": "anthropic", "spendFrom": "claude-code", "interrupt": ["Escape"]}, **extra)
-
-
-def start(daemon, cwd, config=None, name="", **extra):
-    os.makedirs(cwd, exist_ok=True)
-    claude = os.path.join(os.path.dirname(daemon.home), "claude")
-    write_config(daemon.home, dict({"agentProfiles": {"spender": profile()}}, **(config or {})))
-    return dispatch(daemon, [], cwd=str(cwd), profile="spender", name=name,
-                    env={"CLAUDE_CONFIG_DIR": claude}, **extra)
-
-
-def waits(daemon, job_id):
-    return wait_row(daemon, job_id, lambda current: current["status"] == "waiting", what="the prompt")
-
-
-def spend_of(daemon, job_id, tokens_input):
-    return wait_row(daemon, job_id, lambda current: (current.get("spend") or {}).get("tokens", {}).get("input")
-                    == tokens_input, what=f"the row's spend to reach input {tokens_input}")["spend"]
-
+from spendkit import CODEX_ROLLOUT, TERM, profile, spend_of, start, waits
 
 def test_a_jobs_row_carries_what_its_agent_wrote_it_spent(daemon, tmp_path):
     job_id = start(daemon, tmp_path / "w")
@@ -142,9 +119,6 @@ def test_the_hub_shows_each_rows_spend_and_todays_total(daemon, tmp_path):
     assert row(daemon, quiet)["spend"] is None
 
 
-CODEX_ROLLOUT = r"/sessions/\d{4}/\d{2}/\d{2}/rollout-[^/]*-(?P<id>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$"
-
-
 def test_codex_spend_and_its_plan_windows_as_its_rollout_says(daemon, tmp_path):
     codex_home = os.path.join(os.path.dirname(daemon.home), "codex")
     write_config(daemon.home, {"agentProfiles": {"coder": {
@@ -219,6 +193,26 @@ def test_a_job_over_its_budget_is_parked_once_and_nothing_is_typed_until_allowed
     wait_for(lambda: "spent 1 1" in typed_lines(daemon, job_id), what="the kept reply typed after the allow")
     current = wait_row(daemon, job_id, lambda current: current["waitingFor"] != "budget", what="the row free")
     assert current["queued"] == 0 and "budgetHold" not in current
+
+
+def test_a_hold_at_the_days_budget_lifts_when_the_day_rolls_over(clocked_daemon, tmp_path):
+    from roost.spend.budgets import next_day_ms
+
+    daemon = clocked_daemon        # the user's day is the daemon's clock's: the test moves it on
+    job_id = start(daemon, tmp_path / "w", config={"budgets": {"day": {"tokens": 5000}}})
+    waits(daemon, job_id)
+    daemon.call("reply", id=job_id, text="loop 200 10")
+    parked = wait_row(daemon, job_id, lambda current: current["waitingFor"] == "budget", timeout=20,
+                      what="the job parked at the day's budget")
+    assert parked["budgetHold"]["budget"] == "day"
+    wait_for(lambda: "interrupted after" in typed_lines(daemon, job_id), what="the agent interrupted")
+    advance_to(daemon, next_day_ms(now_ms(daemon)))
+    current = wait_row(daemon, job_id, lambda current: current["waitingFor"] != "budget", timeout=20,
+                       what="the hold lifted at the day's roll-over")
+    assert "budgetHold" not in current
+    wait_for(lambda: [event["text"] for event in daemon.call("events", limit=50)["events"]
+                      if event.get("kind") == "budget"][-1] == "the day rolled over: allowed again",
+             what="the roll-over in the feed")
 
 
 def test_a_protocol_agents_usage_reports_count_as_its_spend(daemon, tmp_path):

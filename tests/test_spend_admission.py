@@ -4,12 +4,11 @@ window used past admitBelowPercent to reset, and queue past maxLive sessions of 
 provider, starting in order as the others end."""
 
 import os
-import time
 
+from clockkit import advance_to, clocked_daemon, now_ms  # noqa: F401 (a fixture)
 from conftest import wait_for
-from jobkit import agent, dispatch, row, write_config
-from test_schedules import edit_schedules
-from test_spend import CODEX_ROLLOUT, TERM, profile, spend_of, waits
+from jobkit import agent, dispatch, edit_schedules, row, write_config
+from spendkit import CODEX_ROLLOUT, TERM, profile, spend_of, waits
 
 
 def coder():
@@ -54,12 +53,13 @@ def test_a_schedule_that_would_break_the_day_budget_is_skipped_and_says_so(daemo
     assert listed(daemon, "nightly")["lastJob"] is None
 
 
-def test_a_window_at_95_percent_keeps_a_schedules_run_waiting_until_its_reset(daemon, tmp_path):
+def test_a_window_at_95_percent_keeps_a_schedules_run_waiting_until_its_reset(clocked_daemon, tmp_path):
+    daemon = clocked_daemon        # the window's reset comes when the test moves the clock there
     configure(daemon)
     os.makedirs(tmp_path / "w")
     job_id = dispatch(daemon, [], cwd=str(tmp_path / "w"), profile="coder", env=env(daemon))
     waits(daemon, job_id)
-    daemon.call("reply", id=job_id, text="window 95 10 25")
+    daemon.call("reply", id=job_id, text="window 95 10 3600")
     wait_for(lambda: "windows set" in daemon.call("peek", id=job_id)["text"], what="the windows set")
     daemon.call("reply", id=job_id, text="spend 100 30")
     spend_of(daemon, job_id, 1100)
@@ -69,17 +69,19 @@ def test_a_window_at_95_percent_keeps_a_schedules_run_waiting_until_its_reset(da
     daemon.call("stop", id=job_id)
     scheduled(daemon, tmp_path, "later", "coder")
     daemon.stop()
-    due = int(time.time() * 1000) + 4000
+    due = now_ms(daemon) + 6000          # after the daemon's start: not a missed slot
 
     def soon(record):
         record["createdAt"] = due - 3_600_000
         record["nextAt"] = due
     edit_schedules(daemon.home, soon)
     daemon.start()
+    advance_to(daemon, due)
     skipped = wait_for(lambda: listed(daemon, "later")["lastSkip"], timeout=20, what="the skip")
     assert skipped["why"].startswith("the openai 5h window is used at or above 90%: it resets at")
     assert listed(daemon, "later")["lastJob"] is None
-    ran = wait_for(lambda: listed(daemon, "later")["lastJob"] and listed(daemon, "later"), timeout=40,
+    advance_to(daemon, window["resetsAt"])
+    ran = wait_for(lambda: listed(daemon, "later")["lastJob"] and listed(daemon, "later"), timeout=20,
                    what="the run at the window's reset")
     assert ran["lastRunAt"] >= window["resetsAt"]
 

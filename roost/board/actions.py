@@ -12,7 +12,7 @@ import logging
 
 from roost import git
 from roost.board import path_claims, places
-from roost.board.board import now_ms
+from roost.clock import now_ms
 from roost.errors import BLOCKED, CONFLICT, UNSUPPORTED, RoostError, bad_request, not_found
 from roost.events.bus import one_line
 from roost.peers import envelope
@@ -71,7 +71,9 @@ class BoardActions:
         self.messenger = messenger
         self.bus = bus
         self.push = push                  # fn(message): to every subscribed hub
-        self.finish_workspace = None      # fn(actor, task, result): a workspace's done (M55)
+        # fn(actor, task, result) -> the task, or None when the task is not its part's: a
+        # task in its own worktree is done when it is merged (M55, roost.board.workspaces)
+        self.done_by = []
 
     # -- reading ------------------------------------------------------------------------
 
@@ -144,9 +146,10 @@ class BoardActions:
         self._owners_or_a_person(actor, task, "done")
         if task["state"] != "claimed":
             raise bad_request(f"task #{task_id} is {task['state']}, not claimed")
-        if task.get("workspace") and self.finish_workspace is not None:
-            # M55: a task in its own worktree is done when it is merged; `done` sends it on.
-            return self.finish_workspace(actor, task, result)
+        for finish in self.done_by:
+            finished = finish(actor, task, result)
+            if finished is not None:
+                return finished
         holder = task["owner"]
         task.update(state="done", doneAt=now_ms(), result=(result or "")[:RESULT] or None)
         self.changed(actor, task, "done", f": {result}" if result else "")
@@ -241,6 +244,18 @@ class BoardActions:
             return True
         job = self.registry.get(session_id)
         return job is not None and job.state not in ENDED
+
+    def holder(self, task):
+        """{id, name} of the live session that holds the task, or None."""
+        owner = task.get("owner")
+        if task["state"] == "claimed" and owner and self.holds(owner["id"]):
+            return owner
+        return None
+
+    def tell_holder(self, task, text):
+        """A note to the task's live holder: how it went, or None (no live holder)."""
+        holder = self.holder(task)
+        return self.tell(holder["id"], text) if holder else None
 
     # -- helpers ---------------------------------------------------------------------------
 

@@ -10,9 +10,9 @@ the action answers.
 
 import logging
 import os
-import time
 
 from roost import store
+from roost.clock import now_ms
 from roost.errors import FULL, RoostError
 
 log = logging.getLogger(__name__)
@@ -24,10 +24,6 @@ STATES = ("open", "claimed", "done", "dropped")
 # A task in a workspace (M54) is counted by its stage: in `workspaces` until merged or
 # dropped, and in `needsYou` while it waits for a person.
 NEEDS_YOU = ("review", "conflict", "failed")
-
-
-def now_ms():
-    return int(time.time() * 1000)
 
 
 class TaskBoard:

@@ -8,7 +8,8 @@ and pulled is marked merged when the board is listed.
 """
 
 from roost import git
-from roost.board.board import now_ms
+from roost.board import task_git
+from roost.clock import now_ms
 from roost.errors import CONFLICT, RoostError, bad_request
 from roost.git.remote import default_remote
 
@@ -16,18 +17,18 @@ BODY = 4000
 
 
 class Exits:
-    def __init__(self, workspaces):
-        self.workspaces = workspaces
+    def __init__(self, actions, locks):
+        self.actions = actions
+        self.locks = locks
 
     def pull_request(self, actor, task_id, dry=False, wanted_hash=None):
         """(task, note, hash)."""
-        spaces = self.workspaces
-        task = spaces.actions.task(actor, task_id)
-        with spaces.lock(task_id):
-            workspace = spaces.workspace(task, "review")
-            repo = spaces.repository(task)
+        task = self.actions.task(actor, task_id)
+        with self.locks.lock(task_id):
+            workspace = task_git.workspace(task, "review")
+            repo = task_git.repository(task)
             tip = git.require_sha(repo, workspace["branch"])
-            unverified = spaces.unverified(task)
+            unverified = task_git.unverified(task)
             if unverified:
                 raise RoostError(CONFLICT, f"task #{task_id}: {unverified}")
             remote = default_remote(repo)
@@ -46,7 +47,7 @@ class Exits:
             url = git.open_pull_request(repo.root,
                                         workspace["baseRef"], workspace["branch"], task["title"], self.body(task))
             workspace["pr"] = {"url": url, "hash": tip, "remote": remote, "at": now_ms()}
-            spaces.actions.changed(actor, task, "pr", f": {url}")
+            self.actions.changed(actor, task, "pr", f": {url}")
         return task, f"opened {url}", tip
 
     @staticmethod

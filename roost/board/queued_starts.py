@@ -5,23 +5,25 @@ when a session of its provider ends or parks (and at the daemon's start)."""
 from roost.errors import RoostError
 
 
-def start_queued(preparations, workspaces, board):
-    """The starts maxLive queued, in the order they came: each tried again."""
+def start_queued(preparations):
+    """The starts maxLive queued, in the order they came: each tried again
+    (roost.board.preparing's parts: the board, its locks, stages and admission)."""
+    board, admission = preparations.board, preparations.admission
     queued = sorted((task for task in board.tasks
                      if isinstance((task.get("workspace") or {}).get("startQueued"), dict)),
                     key=lambda task: task["workspace"]["startQueued"].get("at") or 0)
-    workspaces.admission.prune("task:", {f"task:{task['id']}" for task in queued})
+    admission.prune("task:", {f"task:{task['id']}" for task in queued})
     for task in queued:
-        with workspaces.lock(task["id"]):
+        with preparations.locks.lock(task["id"]):
             workspace = task.get("workspace") or {}
             waiting = workspace.get("startQueued")
             if not isinstance(waiting, dict) or workspace.get("stage") != "working" \
-                    or workspaces.holder(task) is not None or task["state"] in ("done", "dropped"):
+                    or preparations.actions.holder(task) is not None or task["state"] in ("done", "dropped"):
                 continue
-            if workspaces.admission.check(waiting["launch"], key=f"task:{task['id']}", task=task["id"]) is not None:
+            if admission.check(waiting["launch"], key=f"task:{task['id']}", task=task["id"]) is not None:
                 continue
             workspace.pop("startQueued", None)
             try:
                 preparations.launch_session(task, waiting["launch"])
             except RoostError as error:
-                workspaces.stages.move(task, "working", note=f"its agent could not start: {error.text}")
+                preparations.stages.move(task, "working", note=f"its agent could not start: {error.text}")

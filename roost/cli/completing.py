@@ -17,7 +17,7 @@ TASK_IDS = ("task",)
 
 
 def candidates(words, env, socket_override=None):
-    from roost.cli.main import COMMANDS
+    from roost.cli.commands import COMMANDS
 
     words = list(words) or [""]
     current, before = words[-1], words[:-1]

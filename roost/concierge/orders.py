@@ -10,9 +10,9 @@ section, and its `nextAt` moves on once that digest reached the concierge.
 import os
 
 from roost import store
+from roost.clock import now_ms
 from roost.errors import FULL, UNSUPPORTED, RoostError, bad_request, not_found
 from roost.jobs.launch import one_line
-from roost.jobs.record import now_ms
 from roost.schedule import when as clock
 
 FILE = "orders.json"

@@ -5,13 +5,15 @@ Mercurial's command server builds its own); the ops reach them through `call.ser
     jobs, runner, replies -> timelines (each job's flight recorder) -> sessions (each agent's own)
     jobs, replies, config, bus -> limit resumes (parked jobs typed into at their reset)
     windows; jobs, config, windows -> spend; jobs, config, spend, replies, bus -> budgets (park
-        a job over a budget); (each job's tokens from its agent's records, its row's
-        `spend`; the plan windows the records carry)
-    jobs -> directory -> messenger -> watches (peers) -> board, its actions -> workspaces -> radar
+        a job over a budget); jobs, config, budgets, windows -> admission (each job's tokens
+        from its agent's records, its row's `spend`; the plan windows the records carry)
+    jobs -> directory -> messenger -> watches (peers) -> board, its actions -> stages, task locks
+      -> checks -> preparations, reviews, merges, exits -> upkeep -> workspaces; radar
     jobs, launcher -> schedules (the book) -> scheduler (their one timer)
     bus -> orders; jobs, launcher, replies, subscribers, orders -> concierge -> digests
     bus -> subscribers
     config, subscribers, board -> notifier (row changes, removals, the feed's stage changes)
+    config -> web keeper (roost.json's `web`: a `roost web` kept running once the socket serves)
 
 Every hook (who hears of a keeper's exit, a run's start, a row's change, a removal, an
 event) is wired here, after the parts are built, so the order they fire in is written in
@@ -20,16 +22,27 @@ one place: `_wire`.
 
 import logging
 
+import gevent
 import gevent.event
 
 from roost import __version__
 from roost.board.actions import BoardActions
 from roost.board.board import TaskBoard
+from roost.board.exits import Exits
+from roost.board.locks import TaskLocks
+from roost.board.merging import Merges
+from roost.board.preparing import Preparations
 from roost.board.radar import Radar
+from roost.board.review import Reviews
+from roost.board.stages import Stages
+from roost.board.upkeep import Upkeep
+from roost.board.verifying import Checks
 from roost.board.workspaces import Workspaces
+from roost.clock import Clock
 from roost.concierge.desk import ConciergeDesk
 from roost.concierge.digests import Digests
 from roost.concierge.orders import StandingOrders
+from roost.daemon.web_keeper import WebKeeper
 from roost.config import Config
 from roost.events.bus import EventBus
 from roost.events.feed import EventFeed
@@ -40,11 +53,11 @@ from roost.jobs.launcher import Launcher
 from roost.jobs.limit_resume import LimitResumer
 from roost.jobs.origins import ProcessOrigins
 from roost.jobs.reaping import Reaper
-from roost.jobs.record import now_ms
 from roost.jobs.registry import JobRegistry
 from roost.jobs.replies import ReplyDesk
 from roost.jobs.runner import JobRunner
 from roost.jobs.sessions import SessionFinder
+from roost.jobs.spawn_tree import TreeSweeper
 from roost.jobs.timeline import Timelines
 from roost.keeper.client import KeeperClient
 from roost.notify.notifier import Notifier
@@ -81,27 +94,32 @@ class Services:
     def __init__(self, home, socket_path, user_umask):
         self.home = home
         self.socket_path = socket_path
-        self.started_at = now_ms()
+        # The one clock the parts that decide by time read (a test hands them its own).
+        self.clock = Clock(gevent.spawn_later)
+        self.started_at = self.clock.now_ms()
         self.shutdown = ShutdownRequest()
         self.config = Config(home)
+        self.web = WebKeeper(self.config, home, socket_path)     # roost.json's `web`: started once serving
         self.keeper = KeeperClient(home, user_umask)
         self.feed = EventFeed(home)
         self.bus = EventBus(self.feed)
-        self.jobs = JobRegistry(home, self.bus)
-        self.runner = JobRunner(self.jobs, self.keeper, self.config, socket_path, roost_on_path.install(home))
+        self.jobs = JobRegistry(home, self.bus, self.clock)
+        self.runner = JobRunner(self.jobs, self.keeper, self.config, socket_path, self.clock,
+                                roost_on_path.install(home))
         self.origins = ProcessOrigins(self.jobs, lambda: self.keeper.keeper_pid)
         self.links = AgentLinks(self.jobs)
         self.replies = ReplyDesk(self.jobs, self.runner, self.links)
-        self.reaper = Reaper(self.jobs, self.runner, self.config)
+        self.reaper = Reaper(self.jobs, self.runner, self.config, self.clock)
+        self.spawn_trees = TreeSweeper(self.jobs, self.runner)
         # Every part that starts jobs (dispatch, spawn, the board, schedules) starts them here.
         self.launcher = Launcher(self.jobs, self.runner, self.replies, self.config)
         self.timelines = Timelines(self.jobs)
         self.sessions = SessionFinder(self.jobs, self.timelines)
-        self.limit_resumes = LimitResumer(self.jobs, self.replies, self.config, self.bus)
-        self.windows = Windows(home)
-        self.spend = SpendTracker(self.jobs, self.config, home, self.windows)
-        self.budgets = Budgets(self.jobs, self.config, self.spend, self.replies, self.bus)
-        self.admission = Admission(self.jobs, self.config, self.budgets, self.windows)
+        self.limit_resumes = LimitResumer(self.jobs, self.replies, self.config, self.bus, self.clock)
+        self.windows = Windows(home, self.clock)
+        self.spend = SpendTracker(self.jobs, self.config, home, self.windows, self.clock)
+        self.budgets = Budgets(self.jobs, self.config, self.spend, self.replies, self.bus, self.clock)
+        self.admission = Admission(self.jobs, self.config, self.budgets, self.windows, self.clock)
         self.directory = PeerDirectory(self.jobs)
         self.messenger = Messenger(self.directory, self.runner, self.replies, self.links, self.bus)
         self.watches = Watches(home, self.jobs, self.directory, self.messenger)
@@ -109,18 +127,30 @@ class Services:
         self.board = TaskBoard(home)
         self.board_actions = BoardActions(self.board, self.jobs, self.directory, self.messenger, self.bus,
                                           self.subscribers.push)
-        self.notifier = Notifier(self.config, self.subscribers.push, self.attached, self.board.get)
-        self.workspaces = Workspaces(home, self.board, self.board_actions, self.jobs, self.config,
-                                     self.launcher, self.admission)
-        self.schedules = ScheduleBook(home, self.jobs, self.config)
+        self.notifier = Notifier(self.config, self.subscribers.push, self.attached, self.board.get, self.clock)
+        # The board's workspaces: the shared parts once (a workspace's stage, one greenlet
+        # at a time per task), then each part with what it uses.
+        self.stages = Stages(self.board, self.board_actions)
+        self.task_locks = TaskLocks(self.board, self.stages)
+        board_parts = (self.board, self.board_actions, self.stages, self.task_locks)
+        self.checks = Checks(home, *board_parts, self.jobs, self.launcher)
+        self.preparations = Preparations(home, *board_parts, self.launcher, self.config, self.clock, self.checks,
+                                         self.admission)
+        self.reviews = Reviews(*board_parts)
+        self.merges = Merges(*board_parts, self.checks)
+        self.exits = Exits(self.board_actions, self.task_locks)
+        self.upkeep = Upkeep(home, *board_parts, self.jobs, self.checks, self.preparations, self.merges)
+        self.workspaces = Workspaces(home, *board_parts, self.checks, self.preparations, self.reviews, self.merges,
+                                     self.exits, self.upkeep)
+        self.schedules = ScheduleBook(home, self.jobs, self.config, self.clock)
         self.scheduler = Scheduler(self.schedules, self.jobs, self.runner, self.launcher, self.replies, self.bus,
-                                   self.admission)
+                                   self.clock, self.admission)
         self.orders = StandingOrders(home, self.bus)
         self.concierge = ConciergeDesk(home, self.jobs, self.runner, self.launcher, self.replies, self.config,
                                        self.bus, self.subscribers.push, self.orders)
-        self.digests = Digests(self.jobs, self.concierge, self.orders, self.messenger, self.config)
+        self.digests = Digests(self.jobs, self.concierge, self.orders, self.messenger, self.config, self.clock)
         # the overlap radar reads a worktree again when its holder goes quiet (issue 20)
-        self.radar = Radar(self.board, self.board_actions, self.workspaces)
+        self.radar = Radar(self.board, self.board_actions)
         self._wire()
 
     def _wire(self):
@@ -132,13 +162,14 @@ class Services:
         self.replies.on_typed.append(self.timelines.typed)
         self.runner.on_started.append(self.replies.kick)     # a started run's replies are typed
         self.runner.on_adopted.append(self.replies.resume)   # and an adopted one's waiting ones
-        checks = self.workspaces.checks
+        checks = self.checks
         for hook in (self.timelines.row_changed, self.sessions.row_changed, self.reaper.row_changed,
                      self.subscribers.row_changed, self.board_actions.row_changed, checks.row_changed,
                      self.concierge.row_changed, self.notifier.row_changed, self.radar.row_changed,
                      self.limit_resumes.row_changed, self.spend.row_changed, self.admission.row_changed):
             self.jobs.on_row_change.append(hook)
         for hook in (self.subscribers.removed, self.board_actions.removed, checks.removed, self.notifier.removed,
+                     self.spawn_trees.removed,       # a tree's root removed: its spawned jobs with it
                      self.spend.removed):
             self.jobs.on_remove.append(hook)
         # The feed's listeners: kept watches fire before hubs hear of the event.
@@ -148,10 +179,11 @@ class Services:
         self.bus.listeners.append(self.notifier.event)      # what needs the person, told once
         self.bus.listeners.append(self.radar.heard)         # a land or a commit: the others read again
         self.orders.on_change = self.digests.changed
+        self.board_actions.done_by.append(self.workspaces.finish)     # M55: a workspace's done
+        self.checks.on_setup_passed.append(self.preparations.launch_session)   # then its session starts
         self.spend.on_spend.append(self.budgets.spent)      # a job over its budget is parked
         self.admission.on_free.append(lambda provider: self.scheduler.changed())   # the queued try again
-        self.admission.on_free.append(self.workspaces.preparations.start_queued)
-        self.board_actions.finish_workspace = self.workspaces.finish   # M55: a workspace's done
+        self.admission.on_free.append(self.preparations.start_queued)
 
     def attached(self, job_id):
         """A person is in this job's terminal now (roost attach, the hub's enter)."""
@@ -192,7 +224,7 @@ class Services:
         except Exception:
             log.exception("starting the schedules failed")
         try:
-            self.workspaces.preparations.start_queued()     # task starts maxLive queued (issue 29)
+            self.preparations.start_queued()     # task starts maxLive queued (issue 29)
         except Exception:
             log.exception("starting the queued task starts failed")
         self.digests.start()
@@ -207,6 +239,7 @@ class Services:
         """With keepWorkers the keeper and every job go on for the next daemon; without,
         every job is stopped and the keeper leaves once they are gone."""
         self.bus.publish("daemon", "roost stopping" + (": its jobs go on" if keep_workers else ""))
+        self.web.stop()
         self.scheduler.stop()
         self.digests.stop()
         self.limit_resumes.stop()

@@ -10,10 +10,9 @@ Fields this version does not know are kept: the record is the dict read from dis
 changed in place.
 """
 
-import time
-
 import gevent.lock
 
+from roost.clock import now_ms
 from roost.jobs.reply_book import ReplyBook
 from roost.jobs.run import Run
 
@@ -73,10 +72,6 @@ def budget_held(job):
     """The job went over a budget and waits for the person (issue 29): roost types
     nothing into it, delivers nothing to it, and does not start it again for a reply."""
     return bool(job.record.get("budgetHold"))
-
-
-def now_ms():
-    return int(time.time() * 1000)
 
 
 class Job:

@@ -16,8 +16,8 @@ import gevent
 from roost import paths, store
 from roost.errors import CONFLICT, RoostError, bad_request, not_found
 from roost.jobs import reply_book
-from roost.jobs.record import AGENT_STATES, END_STATES, ROW_FIELDS, Job, new_record, now_ms
 from roost.jobs.news import state_news
+from roost.jobs.record import AGENT_STATES, END_STATES, ROW_FIELDS, Job, new_record
 from roost.jobs.run import RunRefused
 
 log = logging.getLogger(__name__)
@@ -27,8 +27,9 @@ SHOWN_AMBIGUOUS = 5     # a name several jobs share: this many are named in the 
 
 
 class JobRegistry:
-    def __init__(self, home, bus):
+    def __init__(self, home, bus, clock):
         self.home = home
+        self.clock = clock             # roost.clock: when a row's state began (stateSince)
         self.bus = bus                 # roost.events.bus.EventBus: state changes that matter
         self.jobs = {}                 # id -> Job
         self.by_request_id = {}        # M36: a dispatch's requestId -> the job it made
@@ -133,7 +134,7 @@ class JobRegistry:
                 log.error("job %s: a row cannot be %s while its run is %s", job.id, state, job.run.phase)
                 raise RoostError(CONFLICT, f"job {job.id} is {job.run.phase}: its row cannot be {state}")
             job.record["state"] = state
-            job.record["stateSince"] = now_ms()
+            job.record["stateSince"] = self.clock.now_ms()
         job.record.update(fields)
         if job.record.get("suggested") and job.record.get("status") != "waiting":
             job.record["suggested"] = None     # M45: a suggestion lasts while its row waits

@@ -19,9 +19,9 @@ item with the record, and nobody has seen its seq.
 """
 
 import os
-import time
 
 from roost import codec, store
+from roost.clock import now_ms
 from roost.errors import FULL, RoostError
 from roost.jobs.book_writer import WRITER
 from roost.unix.files import open_own, open_own_for_reading
@@ -164,7 +164,7 @@ class ReplyBook:
         if kind and self.items >= MAX_ITEMS:
             raise RoostError(FULL, f"{MAX_ITEMS} messages and notices are already waiting for this session")
         seq = self.data["nextSeq"]
-        item = {"seq": seq, "text": text, "at": int(time.time() * 1000)}
+        item = {"seq": seq, "text": text, "at": now_ms()}
         if mode:
             item["mode"] = mode
         if kind:

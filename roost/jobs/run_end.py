@@ -11,7 +11,8 @@ import signal
 import gevent
 
 from roost import store
-from roost.jobs.record import end_state, now_ms
+from roost.clock import now_ms
+from roost.jobs.record import end_state
 
 log = logging.getLogger(__name__)
 

@@ -91,6 +91,9 @@ REFUSED = {
     "attach": _PERSON_ONLY,
     "attach-input": _PERSON_ONLY,
     "attach-resize": _PERSON_ONLY,
+    # roost's own (issue 30): a job's screen as rows, watched by `roost web`'s pages.
+    "screen": _PERSON_ONLY,
+    "screen-stop": _PERSON_ONLY,
     "detach": _PERSON_ONLY,
     # roost's own: the agent profiles (read by anyone), and the check of their agents
     # (it runs each agent's version command: a person's).

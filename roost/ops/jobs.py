@@ -3,14 +3,15 @@ rename, reorder and reply. Each reads its arguments and calls the job registry
 (`call.services.jobs`), the runner or the reply desk; every answer comes after its
 effect is on disk."""
 
+from roost.clock import now_ms
 from roost.contract import Choice, Flag, ListOf, Shape, Text
 from roost.errors import (BAD_REQUEST, BUSY, CONFLICT, FULL, INTERNAL, NOT_FOUND, UNSUPPORTED, RoostError, bad_request,
                           not_found)
 from roost.jobs import launch as launching
 from roost.jobs.launch_args import DISPATCH_ARGS, REQUEST_ID
-from roost.jobs.record import now_ms
 from roost.ops import op
 from roost.ops.shapes import JOB_AND_NAME, JOB_ROW
+from roost.rows import order_key
 
 # `list` without `all`: live jobs, pinned ones, and those that ended in the last day.
 RECENT_MS = 24 * 60 * 60 * 1000
@@ -54,10 +55,8 @@ def _in_dir(job, directory):
 
 
 def sort_key(job):
-    """Pinned first (AV-K7), then the user's order (AV-K13), then oldest first."""
-    record = job.record
-    order = record.get("order")
-    return (not record.get("pinned"), order is None, order or 0, record.get("createdAt") or record.get("startedAt") or 0)
+    """roost.rows' order, of the job's record."""
+    return order_key(job.record)
 
 
 @op("list", args={"all": Flag("Every job on record, the concierge's too (its row says `role`).", default=False),

@@ -11,6 +11,7 @@ its screen.
 from roost.contract import Choice, Flag, Integer, ListOf, Text
 from roost.errors import (BAD_REQUEST, FULL, NOT_FOUND, RATE_LIMITED, TOO_LONG, UNAUTHORIZED, UNSUPPORTED,
                           RoostError)
+from roost.jobs import spawn_tree
 from roost.jobs.launch import fold_name
 from roost.jobs.launch_args import DISPATCH_ARGS
 from roost.ops import callers, op
@@ -86,14 +87,17 @@ def watch(call):
     return call.services.watches.add(_asker(call), call.args["id"], call.args["when"])
 
 
-@op("spawn", args={"launch": DISPATCH_ARGS}, result=JOB_AND_NAME, codes=ASKER + (UNSUPPORTED, UNAUTHORIZED) + STARTS)
+@op("spawn", args={"launch": DISPATCH_ARGS}, result=JOB_AND_NAME,
+    codes=ASKER + (UNSUPPORTED, UNAUTHORIZED, FULL) + STARTS)
 def spawn(call):
     """A session's child: its row carries parentSession and rootSession. A protocol
-    agent does not spawn: its children would have no panel to show in."""
+    agent does not spawn: its children would have no panel to show in. At most 16
+    running children per session and 64 per tree (`full`, roost.jobs.spawn_tree)."""
     asker = _asker(call)
     if asker.job is not None and asker.job.protocol:
         raise RoostError(UNSUPPORTED, "a protocol agent does not spawn sessions")
     launch = call.args["launch"]
+    spawn_tree.check_room(call.services.jobs, asker.id, asker.root)
     return call.services.launcher.launch(launch, extra={"parentSession": asker.id, "rootSession": asker.root})
 
 

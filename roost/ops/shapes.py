@@ -133,6 +133,7 @@ ROOST_EVENT = Shape({
 
 WORKSPACE = Shape({
     "path": Text(), "branch": Text(), "baseRef": Text(), "baseSha": Text(), "stage": Text(),
+    "note": absent(Text, "Why it is at its stage: what failed, what it waits for (roost web's review shows it)."),
 }, name="Workspace", doc="M54: a task's own worktree and its stage; the board adds fields as a task moves.",
     open=True)
 

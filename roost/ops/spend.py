@@ -39,7 +39,8 @@ WINDOW = Shape({
     doc="What the jobs spent (kept after they are removed), grouped as asked.")
 def usage_op(call):
     spend = call.services.spend
-    return usage.group(spend.entries(), call.args["by"], usage.since_day(call.args["since"]), spend.prices())
+    since = usage.since_day(call.args["since"], call.services.budgets.today())
+    return usage.group(spend.entries(), call.args["by"], since, spend.prices())
 
 
 @op("prices", args={}, result={

@@ -11,9 +11,9 @@ session keeps at most 20. A foreground peer's watches end with its connection.
 
 import logging
 import os
-import time
 
 from roost import store
+from roost.clock import now_ms
 from roost.errors import BAD_REQUEST, FULL, UNSUPPORTED, RoostError
 from roost.jobs.news import describe
 from roost.jobs.record import END_STATES
@@ -27,10 +27,6 @@ VERSION = 1
 EXPIRE_MS = 12 * 60 * 60 * 1000
 MAX_PER_SESSION = 20
 WHEN = ("idle", "ended")
-
-
-def now_ms():
-    return int(time.time() * 1000)
 
 
 def is_idle(row):

@@ -15,8 +15,7 @@ import gevent.lock
 from roost import store
 from roost.errors import FULL, TOO_LONG, RoostError, bad_request, not_found
 from roost.jobs.launcher import read_dispatch
-from roost.jobs.record import now_ms
-from roost.schedule import when as clock
+from roost.schedule import when
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +31,7 @@ class Schedule:
 
     def __init__(self, record, zone=None):
         self.record = record
-        self.rule = clock.parse(record["when"], zone)
+        self.rule = when.parse(record["when"], zone)
 
     @property
     def name(self):
@@ -69,8 +68,9 @@ class Schedule:
 
 
 class ScheduleBook:
-    def __init__(self, home, registry, config):
+    def __init__(self, home, registry, config, clock):
         self.path = os.path.join(home, FILE)
+        self.clock = clock          # roost.clock: a schedule's next slot is after its now
         self.registry = registry
         self.config = config
         self.data = {}
@@ -118,8 +118,8 @@ class ScheduleBook:
             raise RoostError(FULL, f"at most {MAX_SCHEDULES} schedules")
         if not isinstance(args.get("when"), str):
             raise bad_request("when is required")
-        now = now_ms()
-        record = {"name": name, "when": clock.normal(args["when"]), "createdAt": now, "paused": False,
+        now = self.clock.now_ms()
+        record = {"name": name, "when": when.normal(args["when"]), "createdAt": now, "paused": False,
                   "catchUp": _flag(args, "catchUp"), "lastRunAt": None, "lastJob": None, "lastSkip": None}
         launch, target = args.get("launch"), args.get("target")
         if (launch is None) == (target is None):
@@ -168,7 +168,7 @@ class ScheduleBook:
         schedule = self.get(name)
         schedule.record["paused"] = bool(paused)
         if not paused:
-            schedule.record["nextAt"] = schedule.following(now_ms())
+            schedule.record["nextAt"] = schedule.following(self.clock.now_ms())
         self.save()
         return schedule
 

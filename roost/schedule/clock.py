@@ -29,7 +29,6 @@ import gevent.event
 from roost.errors import BUSY, NOT_FOUND, RoostError
 from roost.jobs import limits
 from roost.jobs.adoption import ENDED_AWAY
-from roost.jobs.record import now_ms
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +47,10 @@ class Skipped(Exception):
 
 
 class Scheduler:
-    def __init__(self, book, registry, runner, launcher, replies, bus, admission):
+    def __init__(self, book, registry, runner, launcher, replies, bus, clock, admission):
+        """`clock` (roost.clock): what is due is read from it alone."""
         self.book = book
+        self.clock = clock
         self.admission = admission     # roost.spend.admission: budgets, plan windows, maxLive
         self.registry = registry
         self.runner = runner
@@ -79,22 +80,27 @@ class Scheduler:
     def _run(self):
         while True:
             try:
-                self._run_due()
-                self._run_after_limits()
-                self._run_queued()
-                earliest = min((at for schedule in self.book.active()
-                                for at in (schedule.next_at, schedule.record.get("afterLimitAt")) if at is not None),
-                               default=None)
+                timeout = self.round()
             except Exception:
                 log.exception("the schedules' timer failed a round; it goes on")
-                earliest = None
-            timeout = MAX_SLEEP_S if earliest is None else \
-                min(MAX_SLEEP_S, max(0.0, (earliest - now_ms()) / 1000.0))
-            self._changed.wait(timeout)
+                timeout = MAX_SLEEP_S
+            self.clock.wait(self._changed, timeout)
             self._changed.clear()
 
+    def round(self):
+        """One look: what is due now runs (or is skipped); how long (s) until the next
+        slot, at most MAX_SLEEP_S."""
+        self._run_due()
+        self._run_after_limits()
+        self._run_queued()
+        earliest = min((at for schedule in self.book.active()
+                        for at in (schedule.next_at, schedule.record.get("afterLimitAt")) if at is not None),
+                       default=None)
+        return MAX_SLEEP_S if earliest is None else \
+            min(MAX_SLEEP_S, max(0.0, (earliest - self.clock.now_ms()) / 1000.0))
+
     def _run_due(self):
-        now = now_ms()
+        now = self.clock.now_ms()
         due = sorted((schedule for schedule in self.book.active() if schedule.next_at <= now),
                      key=lambda schedule: schedule.next_at)
         for schedule in due:
@@ -110,13 +116,13 @@ class Scheduler:
             except Exception:
                 log.exception("schedule %s failed to run", schedule.name)
             # The next slot after now: slots missed meanwhile are not run one by one.
-            schedule.record["nextAt"] = schedule.following(max(now, now_ms()))
+            schedule.record["nextAt"] = schedule.following(max(now, self.clock.now_ms()))
         if due:
             self.book.save()
 
     def _run_after_limits(self):
         """The runs a usage limit put off, once its reset came."""
-        now = now_ms()
+        now = self.clock.now_ms()
         due = [schedule for schedule in self.book.active() if (schedule.record.get("afterLimitAt") or now + 1) <= now]
         for schedule in due:
             at = schedule.record.pop("afterLimitAt")
@@ -175,12 +181,12 @@ class Scheduler:
         except Skipped as skip:
             self._skip(schedule, skip.why, due)
             raise
-        record["lastRunAt"] = now_ms()
+        record["lastRunAt"] = self.clock.now_ms()
         record["lastJob"] = job.id
         return job.id
 
     def _skip(self, schedule, why, due):
-        schedule.record["lastSkip"] = {"at": now_ms(), "why": why}
+        schedule.record["lastSkip"] = {"at": self.clock.now_ms(), "why": why}
         self.bus.publish("schedule", f"{schedule.name} skipped: {why}", schedule=schedule.name, skipped=why, due=due)
 
     def _launch(self, schedule, due):
@@ -189,7 +195,7 @@ class Scheduler:
         if last is not None and (last.run.active or last.running):
             raise Skipped(BUSY, f"its last run {last.name} ({last.id}) still goes")
         args = self._launch_args(schedule)
-        limit = limits.known_limit(self.launcher, args)
+        limit = limits.known_limit(self.launcher, args, self.clock.now_ms())
         if limit is not None:
             provider, reset = limit
             if due is not None:
@@ -200,7 +206,7 @@ class Scheduler:
             if verdict.kind == "wait" and due is not None:
                 record["afterLimitAt"] = verdict.resets_at     # then, once (_run_after_limits)
             elif verdict.kind == "queue" and not record.get("queuedAt"):
-                record["queuedAt"], record["queuedFor"] = now_ms(), due
+                record["queuedAt"], record["queuedFor"] = self.clock.now_ms(), due
             raise Skipped(BUSY, verdict.why)
         record.pop("queuedAt", None)
         record.pop("queuedFor", None)

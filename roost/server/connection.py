@@ -9,7 +9,9 @@ bytes.
 
 Limits (spec "Others"): a line over 4 MiB ends the connection without reading the rest;
 at most 256 requests in flight on one connection (it is not read meanwhile); a client
-that leaves 16 MiB of answers and events unread is dropped.
+that leaves 16 MiB of answers and events unread is dropped, and so is one whose unread
+bytes would pass what its job's (or its process's) connections may leave together
+(unread.py).
 """
 
 import collections
@@ -28,7 +30,6 @@ from roost.ops.session import Session
 log = logging.getLogger(__name__)
 
 MAX_IN_FLIGHT = 256
-MAX_UNREAD = 16 * 1024 * 1024
 READ_SIZE = 64 * 1024
 
 
@@ -40,6 +41,7 @@ class Connection:
         self.sock = sock
         self.closed = False
         self.session = Session(self, inside, peer_pid)
+        self._unread = server.unread.account(inside, peer_pid)     # its share of what may wait unread
         self._raw = sock._sock          # the non-blocking socket under gevent's wrapper
         self._outbox = bytearray()
         self._writer = None
@@ -66,7 +68,7 @@ class Connection:
         if self.closed:
             return
         if self._corked:
-            self._outbox += data
+            self._hold(data)
             return
         if not self._outbox:
             try:
@@ -79,20 +81,31 @@ class Connection:
             if sent == len(data):
                 return
             data = data[sent:]
-        self._outbox += data
-        if len(self._outbox) > MAX_UNREAD:
-            log.warning("dropping a client that left %d bytes unread", len(self._outbox))
-            self.close()
-            return
-        if self._writer is None:
+        if self._hold(data) and self._writer is None:
             self._writer = gevent.spawn(self._drain)
+
+    def _hold(self, data):
+        """Queue `data` unsent; False (and the client dropped) past what it may leave unread."""
+        if not self._unread.take(len(data)):
+            log.warning("dropping a client (%s) that would leave %d bytes unread, past its budget",
+                        self._unread.describe(), len(self._outbox) + len(data))
+            self.close()
+            return False
+        self._outbox += data
+        return True
+
+    def _let_go(self):
+        """Forget what is queued, its bytes given back (a new buffer: the old one freed)."""
+        self._outbox = bytearray()
+        self._unread.give_all()
 
     def _uncork(self):
         if not self._corked:
             return
         self._corked = False
         if self._outbox and self._writer is None and not self.closed:
-            data, self._outbox = bytes(self._outbox), bytearray()
+            data = bytes(self._outbox)
+            self._let_go()
             self._send(data)
 
     def _drain(self):
@@ -100,6 +113,7 @@ class Connection:
             while self._outbox and not self.closed:
                 sent = self.sock.send(self._outbox)   # gevent: waits until writable
                 del self._outbox[:sent]
+                self._unread.give(sent)
         except OSError:
             self.close()
         finally:
@@ -120,6 +134,7 @@ class Connection:
             return
         self.closed = True
         self._room.set()
+        self._let_go()
         self.session.close()
         try:
             self.sock.close()

@@ -12,6 +12,7 @@ import gevent
 
 from roost.errors import LIMIT, RoostError
 from roost.server.connection import Connection, error_line
+from roost.server.unread import Unread
 from roost.unix import private_socket
 from roost.unix.fds import bytes_ready
 
@@ -29,6 +30,7 @@ class Server:
         self.run_op = run_op
         self.place_of = place_of      # fn(pid) -> None for the person's process, else where in a job
         self.connections = set()
+        self.unread = Unread()        # what clients may leave unread, by job and by process
         self.uid = os.getuid()
         self._acceptor = None
 

@@ -37,11 +37,12 @@ class Verdict:
 
 
 class Admission:
-    def __init__(self, registry, config, budgets, windows):
+    def __init__(self, registry, config, budgets, windows, clock):
         self.registry = registry
         self.config = config
         self.budgets = budgets
         self.windows = windows
+        self.clock = clock            # roost.clock: whether a limit's or a window's reset is still to come
         self.queues = {}              # provider -> [key, ...] in the order they came
         self.on_free = []             # fn(provider): a slot may be free (the queued try again)
 
@@ -80,10 +81,11 @@ class Admission:
         found = self.budgets.over(provider=provider, task=task, at_start=True)
         if found is not None:
             return Verdict("refuse", f"not started: {found[1]}", provider)
-        known = limits.known_reset(self.registry.all(), provider)
+        now = self.clock.now_ms()
+        known = limits.known_reset(self.registry.all(), provider, now)
         if known is not None:
             return Verdict("wait", f"the {provider} usage limit resets at {limits.clock(known)}", provider, known)
-        full = self.windows.full(provider, self.admit_below())
+        full = self.windows.full(provider, self.admit_below(), now)
         if full is not None:
             return Verdict("wait", f"the {provider} {full[0]} window is used at or above {self.admit_below():g}%: "
                                    f"it resets at {limits.clock(full[1])}", provider, full[1])

@@ -24,10 +24,7 @@ USD: unknown is not 0, and not over either.
 import logging
 import time
 
-import gevent
-
 from roost.errors import bad_request
-from roost.jobs.record import now_ms
 from roost.spend import tokens
 
 log = logging.getLogger(__name__)
@@ -50,21 +47,33 @@ def amount_text(unit, amount):
     return f"${amount:,.2f}" if unit == "usd" else f"{int(amount):,} tokens"
 
 
+def next_day_ms(now_ms):
+    """A second past the local midnight that follows `now_ms`."""
+    return int(time.mktime(time.localtime(now_ms / 1000)[:3] + (24, 0, 1, 0, 0, -1)) * 1000)
+
+
 class Budgets:
-    def __init__(self, registry, config, tracker, replies, bus):
+    def __init__(self, registry, config, tracker, replies, bus, clock):
         self.registry = registry
         self.config = config
         self.tracker = tracker
         self.replies = replies
         self.bus = bus
-        self._rollover = None
+        self.clock = clock            # roost.clock: the user's day, and when it rolls over
+        self._rollover = None         # the timer at the next day (or within the hour)
+        self._day = None              # the day the timer was armed on
 
     def start(self):
-        self._rollover = gevent.spawn(self._roll_over)
+        self._arm_roll_over()
 
     def stop(self):
         if self._rollover is not None:
             self._rollover.kill(block=False)
+            self._rollover = None
+
+    def today(self):
+        """The user's local day (YYYY-MM-DD) on roost's clock."""
+        return tokens.day_of_ms(self.clock.now_ms())
 
     def settings(self):
         value = self.config.get("budgets")
@@ -86,7 +95,7 @@ class Budgets:
         """The budgets that apply, each (name, limit {unit: amount}, {model: count} spent
         against it): the job's own, its task's, the fleet's today, its provider's today."""
         settings = self.settings()
-        today = tokens.today()
+        today = self.today()
         found = []
         job_limit = _limit(settings.get("job"))
         if job_limit and job_id is not None:
@@ -137,12 +146,12 @@ class Budgets:
     def _allowance(self, job):
         """What `budget allow` gave the job today: "all", {unit, more, from}, or None."""
         allowed = job.record.get("budgetAllowed")
-        if not isinstance(allowed, dict) or allowed.get("day") != tokens.today():
+        if not isinstance(allowed, dict) or allowed.get("day") != self.today():
             return None
         return "all" if allowed.get("all") else allowed
 
     def park(self, job, budget, why):
-        hold = {"budget": budget, "why": why, "at": now_ms()}
+        hold = {"budget": budget, "why": why, "at": self.clock.now_ms()}
         self.registry.change(job, budgetHold=hold)
         log.info("job %s: parked: %s", job.id, why)
         self.bus.publish("budget", f"parked: {why}", job.id, job.name, budget=budget)
@@ -160,7 +169,7 @@ class Budgets:
             raise bad_request(f"allow more in one of {', '.join(UNITS)}")
         if more is not None and (isinstance(more, bool) or not isinstance(more, (int, float)) or more < 0):
             raise bad_request("more must be a number at least 0")
-        today = tokens.today()
+        today = self.today()
         if more is None:
             allowed = {"day": today, "all": True}
         else:
@@ -176,18 +185,28 @@ class Budgets:
 
     # -- the day ---------------------------------------------------------------------------
 
+    def _arm_roll_over(self):
+        """The timer at the next local midnight, looked at again within the hour (a clock
+        set anew, a zone's change of hour)."""
+        now = self.clock.now_ms()
+        self._day = tokens.day_of_ms(now)
+        self._rollover = self.clock.call_at(max(now + 1000, min(next_day_ms(now), now + 3_600_000)),
+                                            self._roll_over)
+
     def _roll_over(self):
         """At local midnight, the holds at a day's budget lift (the day's spend starts
         again); a job's or a task's stay until the person allows more."""
-        while True:
-            now = time.time()
-            tomorrow = time.mktime(time.localtime(now)[:3] + (24, 0, 1, 0, 0, -1))
-            gevent.sleep(max(1.0, min(tomorrow - now, 3600.0)))
-            if time.strftime("%Y-%m-%d") == time.strftime("%Y-%m-%d", time.localtime(now)):
-                continue
-            for job in self.registry.all():
-                hold = job.record.get("budgetHold")
-                if hold and str(hold.get("budget", "")).endswith("day"):
-                    self.registry.change(job, budgetHold=None)
-                    self.bus.publish("budget", "the day rolled over: allowed again", job.id, job.name)
-                    self.replies.released(job)
+        try:
+            if self.today() != self._day:
+                self._lift_day_holds()
+        except Exception:
+            log.exception("the budgets' day roll-over failed")
+        self._arm_roll_over()
+
+    def _lift_day_holds(self):
+        for job in self.registry.all():
+            hold = job.record.get("budgetHold")
+            if hold and str(hold.get("budget", "")).endswith("day"):
+                self.registry.change(job, budgetHold=None)
+                self.bus.publish("budget", "the day rolled over: allowed again", job.id, job.name)
+                self.replies.released(job)

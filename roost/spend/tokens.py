@@ -83,8 +83,5 @@ def local_day(stamp):
 
 
 def day_of_ms(ms):
+    """The local day (YYYY-MM-DD) of a time in ms (roost.clock's, for today)."""
     return time.strftime("%Y-%m-%d", time.localtime(ms / 1000))
-
-
-def today():
-    return time.strftime("%Y-%m-%d")

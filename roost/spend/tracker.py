@@ -26,9 +26,8 @@ import socket
 import gevent
 import gevent.event
 
-from roost import codec, paths, store
+from roost import blocking, codec, paths, store
 from roost.jobs import limits
-from roost.jobs.record import now_ms
 from roost.spend import archive, small_agents, sources, tokens, usage
 from roost.spend.follow import LineFollower
 from roost.spend.readers import READERS, grown, read_batch, reader_of
@@ -47,10 +46,11 @@ LOOK_EVERY_S = 30.0           # without news of a new file of its own, a job loo
 INLINE_BYTES = 256 << 10      # grown by less: read in the loop, not the threadpool
 
 class SpendTracker:
-    def __init__(self, registry, config, home, windows):
+    def __init__(self, registry, config, home, windows, clock):
         self.registry = registry
         self.config = config
         self.home = home
+        self.clock = clock            # roost.clock: a reading's time, when to look and save again
         self.windows = windows        # roost.spend.windows.Windows: what the records say of the plan
         self.host = socket.gethostname()
         self.watcher = DirectoryWatcher(self._changed)
@@ -63,7 +63,7 @@ class SpendTracker:
         self._worker = None
         self._saved_at = {}           # job id -> when its ledger was last written (monotonic)
         self._save_timers = {}
-        self._looked_at = {}          # job id -> when its files were last looked for (loop time)
+        self._looked_at = {}          # job id -> when its files were last looked for (monotonic)
         self._job_dirs = set()        # the jobs' own directories watched (for the status line's file)
         self._prices = (None, None)
         self._archive = None          # the archive's entries, read once, kept as they are added
@@ -118,7 +118,7 @@ class SpendTracker:
             self.ask(job.id)
         if kind == "report":
             if before is None or after.get("usage") != before.get("usage"):
-                if small_agents.report_take(ledger, after.get("usage"), tokens.today()):
+                if small_agents.report_take(ledger, after.get("usage"), tokens.day_of_ms(self.clock.now_ms())):
                     self._counted(job)
             return
         if before is None or any(after.get(key) != before.get(key) for key in ("status", "state")):
@@ -136,7 +136,7 @@ class SpendTracker:
         self._job_dirs.discard(paths.job_dir(self.home, job_id))
         if ledger is None or ledger.empty():
             return
-        entry = dict(self.describe_row(row, ledger, about), removedAt=now_ms())
+        entry = dict(self.describe_row(row, ledger, about), removedAt=self.clock.now_ms())
         try:
             store.append_bytes(os.path.join(self.home, ARCHIVE), codec.encode(entry) + b"\n")
             if self._archive is not None:
@@ -192,14 +192,13 @@ class SpendTracker:
         if kind not in READERS:
             return
         ledger = self.ledgers.get(job.id) or self._load(job, kind)
-        pool = gevent.get_hub().threadpool
         if kind == "claude-code" and self._read_status(job, ledger):
             look = True               # perhaps a session id it had not had
         followers = self._followers.setdefault(job.id, {})
-        now = gevent.get_hub().loop.now()
+        now = self.clock.monotonic()
         if look or now - self._looked_at.get(job.id, -LOOK_EVERY_S) >= LOOK_EVERY_S:
             self._looked_at[job.id] = now
-            found = self._look(job, kind, ledger, pool)
+            found = self._look(job, kind, ledger)
         else:
             found = ()                # a write in a followed directory: what it follows is read
         for path in found:
@@ -216,7 +215,7 @@ class SpendTracker:
                     # A live session's next lines: read here, cheaper than a trip to the pool.
                     batch, readings, more = read_batch(follower, kind, file_state)
                 else:
-                    batch, readings, more = pool.apply(read_batch, (follower, kind, file_state))
+                    batch, readings, more = blocking.call(read_batch, follower, kind, file_state)
                 batch.apply(ledger)
                 if follower.state() != ledger.files[path].get("follow"):
                     ledger.files[path]["follow"] = follower.state()
@@ -252,11 +251,11 @@ class SpendTracker:
         self._tell_readings(job, "claude-status", [status])
         return True
 
-    def _look(self, job, kind, ledger, pool):
+    def _look(self, job, kind, ledger):
         """The job's files found anew (its directories watched): a glob or two, in the
-        threadpool."""
-        found, directories = pool.apply(sources.files, (kind, job.launch, job.job_dir, job.record.get("cwd") or "",
-                                                        list(ledger.sessions)))
+        threadpool (roost.blocking)."""
+        found, directories = blocking.call(sources.files, kind, job.launch, job.job_dir, job.record.get("cwd") or "",
+                                           list(ledger.sessions))
         if kind == "claude-code":
             directories = set(directories) | {job.job_dir}     # its status line's record
             self._job_dirs.add(job.job_dir)
@@ -294,7 +293,7 @@ class SpendTracker:
         usd, unpriced = self.prices().usd(by_model)
         return {"tokens": tokens.as_dict(whole), "usd": usd,
                 "models": sorted(model for model, count in by_model.items() if any(count)),
-                "unpriced": unpriced, "source": kind, "at": now_ms()}
+                "unpriced": unpriced, "source": kind, "at": self.clock.now_ms()}
 
     def _set_row(self, job):
         spend = self.spend_of(self.ledgers.get(job.id), self._kinds.get(job.id))
@@ -325,9 +324,9 @@ class SpendTracker:
     def _save_soon(self, job):
         if job.id in self._save_timers:
             return
-        since = gevent.get_hub().loop.now() - self._saved_at.get(job.id, 0.0)
+        since = self.clock.monotonic() - self._saved_at.get(job.id, float("-inf"))
         delay = max(0.0, SAVE_EVERY_S - since)
-        self._save_timers[job.id] = gevent.spawn_later(delay, self._save_later, job)
+        self._save_timers[job.id] = self.clock.call_later(delay, self._save_later, job)
 
     def _save_later(self, job):
         self._save_timers.pop(job.id, None)
@@ -337,7 +336,7 @@ class SpendTracker:
     def _save(self, job):
         ledger = self.ledgers[job.id]
         ledger.changed = False
-        self._saved_at[job.id] = gevent.get_hub().loop.now()
+        self._saved_at[job.id] = self.clock.monotonic()
         try:
             store.write_json(os.path.join(job.job_dir, STATE_FILE),
                              {"version": STATE_VERSION, "kind": self._kinds.get(job.id), "ledger": ledger.state()})

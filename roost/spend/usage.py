@@ -9,7 +9,6 @@ the user's local day.
 
 import datetime
 import re
-import time
 
 from roost.errors import bad_request
 from roost.spend import tokens
@@ -17,12 +16,11 @@ from roost.spend import tokens
 BY = ("job", "task", "project", "provider", "model", "day", "host")
 
 
-def since_day(when, today=None):
+def since_day(when, today):
     """The first local day counted: YYYY-MM-DD, `today`, `yesterday`, or `Nd` (N days
-    back, today being 0d); None: every day."""
+    back, today being 0d); None: every day. `today`: YYYY-MM-DD, the clock's."""
     if when is None:
         return None
-    today = today or time.strftime("%Y-%m-%d")
     if not isinstance(when, str):
         raise bad_request("since must be YYYY-MM-DD, today, yesterday or Nd")
     text = when.strip().lower()

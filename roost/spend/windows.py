@@ -19,10 +19,7 @@ import datetime
 import logging
 import os
 
-import gevent
-
 from roost import store
-from roost.jobs.record import now_ms
 
 log = logging.getLogger(__name__)
 
@@ -59,12 +56,9 @@ def _percent(value):
     return max(0.0, min(100.0, float(value)))
 
 
-def _at(stamp):
-    return _ms(stamp) or now_ms()
-
-
-def from_codex(reading):
-    """[(window, {usedPercent, minutes, resetsAt, at})] of a Codex rate_limits reading."""
+def from_codex(reading, now):
+    """[(window, {usedPercent, minutes, resetsAt, at})] of a Codex rate_limits reading;
+    `now` (ms) is its `at` when it carries no time of its own."""
     limits, found = reading.get("limits") or {}, []
     for slot in ("primary", "secondary"):
         window = limits.get(slot)
@@ -75,7 +69,7 @@ def from_codex(reading):
             continue
         found.append((window_name(window["window_minutes"]),
                       {"usedPercent": used, "minutes": window["window_minutes"],
-                       "resetsAt": _ms(window.get("resets_at")), "at": _at(reading.get("at"))}))
+                       "resetsAt": _ms(window.get("resets_at")), "at": _ms(reading.get("at")) or now}))
     return found
 
 
@@ -94,8 +88,9 @@ def from_claude_status(status, at):
 
 
 class Windows:
-    def __init__(self, home):
+    def __init__(self, home, clock):
         self.path = os.path.join(home, FILE)
+        self.clock = clock             # roost.clock: a reading's age, whether a reset has passed
         self.providers = {}            # provider -> window -> reading
         self._save = None
         self.on_change = []            # fn(provider): a window read anew (admission looks again)
@@ -130,10 +125,10 @@ class Windows:
         """What a job's records said of its plan's windows (roost.spend.tracker)."""
         for reading in readings:
             if kind == "codex":
-                self.read(provider, from_codex(reading), "codex", job_id)
+                self.read(provider, from_codex(reading, self.clock.now_ms()), "codex", job_id)
             elif kind == "claude-status":
                 self.read(provider, from_claude_status(reading, reading.get("at") if isinstance(reading.get("at"), int)
-                                                       else now_ms()), "claude-code status line", job_id)
+                                                       else self.clock.now_ms()), "claude-code status line", job_id)
             elif kind == "claude-code" and reading.get("text") is not None:
                 self.rejected(provider, reading.get("at"), reading.get("text"), "claude-code transcript", job_id)
 
@@ -143,7 +138,8 @@ class Windows:
         held = self.providers.get(provider) or {}
         name = "7d" if "week" in (text or "").lower() and "7d" in held else min(
             held, key=lambda key: held[key].get("minutes") or 0, default="5h")
-        reading = dict(held.get(name) or {"minutes": 300, "resetsAt": None}, usedPercent=100.0, at=_at(at),
+        reading = dict(held.get(name) or {"minutes": 300, "resetsAt": None}, usedPercent=100.0,
+                       at=_ms(at) or self.clock.now_ms(),
                        rejected=True)
         reading.pop("source", None)
         reading.pop("job", None)
@@ -152,7 +148,7 @@ class Windows:
     def listing(self, now=None):
         """[{provider, window, minutes, usedPercent, resetsAt, at, ageMs, source}]: a
         window whose reset has passed is shown as read, with `stale: true`."""
-        now = now_ms() if now is None else now
+        now = self.clock.now_ms() if now is None else now
         shown = []
         for provider in sorted(self.providers):
             for name, reading in sorted(self.providers[provider].items(), key=lambda item: item[1].get("minutes") or 0):
@@ -164,7 +160,7 @@ class Windows:
     def full(self, provider, at_or_above, now=None):
         """(window, resetsAt) of `provider`'s window used at or above `at_or_above`
         percent whose reset is still to come (the latest such reset), or None."""
-        now = now_ms() if now is None else now
+        now = self.clock.now_ms() if now is None else now
         found = None
         for name, reading in (self.providers.get(provider) or {}).items():
             reset = reading.get("resetsAt")
@@ -175,7 +171,7 @@ class Windows:
 
     def _save_soon(self):
         if self._save is None:
-            self._save = gevent.spawn_later(SAVE_AFTER_S, self._write)
+            self._save = self.clock.call_later(SAVE_AFTER_S, self._write)
 
     def _write(self):
         self._save = None

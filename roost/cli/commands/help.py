@@ -32,7 +32,7 @@ def main(opts, ctx):
         manual.show(text, ctx.stdout, ctx.env, terminal)
         return ExitStatus.OK
     if not found:
-        from roost.cli.main import COMMANDS
+        from roost.cli.commands import COMMANDS
 
         if word in COMMANDS:
             from roost.cli.completing import usage_of

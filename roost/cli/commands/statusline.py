@@ -14,8 +14,8 @@ Usage:
 import json
 import os
 import subprocess
-import time
 
+from roost import clock, job_identity
 from roost.unix.files import write_atomic
 
 STATUS_FILE = "claude-status.json"     # roost.spend.tracker reads it
@@ -31,9 +31,9 @@ def main(opts, ctx):
         status = {}
     if not isinstance(status, dict):
         status = {}
-    job_dir = ctx.env.get("ROOST_JOB_DIR") or ctx.env.get("PI_JOB_DIR")
+    job_dir = job_identity.job_dir(ctx.env)
     if job_dir and os.path.isdir(job_dir):
-        kept = {"at": int(time.time() * 1000), "session_id": status.get("session_id"),
+        kept = {"at": clock.now_ms(), "session_id": status.get("session_id"),
                 "rate_limits": status.get("rate_limits"), "model": status.get("model")}
         try:
             write_atomic(os.path.join(job_dir, STATUS_FILE), json.dumps(kept).encode())

@@ -20,6 +20,7 @@ Options:
 
 import time
 
+from roost import clock
 from roost.cli.context import ExitStatus
 from roost.client.connection import Lost, Unreachable, connect
 
@@ -27,7 +28,7 @@ from roost.client.connection import Lost, Unreachable, connect
 def main(opts, ctx):
     if opts["--windows"]:
         result = ctx.call("windows", {})
-        ctx.show(opts, result, windows_text(result["windows"], time.time() * 1000))
+        ctx.show(opts, result, windows_text(result["windows"], clock.now_ms()))
         return ExitStatus.OK
     if opts["--prices"]:
         result = ctx.call("prices", {})
