@@ -53,6 +53,8 @@ def main(opts, ctx):
         args["person"] = True
     result = ctx.call_once("dispatch", args)
     ctx.show(opts, result, f"started {result['id']} {result['name']}")
+    if result.get("notice") and not opts.get("--json"):
+        ctx.stderr.write(f"roost run: note: {result['notice']}\n")
     return ExitStatus.OK
 
 

@@ -336,10 +336,12 @@ function rowLine(row) {
   return (row.summary || row.question || row.error || "") + spend;
 }
 
-// What a row says of itself: `?` for a live row roost cannot read (blocked, status null:
-// docs/states.md), which is no question and never in the inbox.
+// What a row says of itself: `?` for a live row roost cannot read (blocked, status and
+// waitingFor null: docs/states.md), which is no question and never in the inbox; a row
+// parked at a budget says so.
 function stateWord(row) {
-  return row.state === "blocked" && row.status == null ? "?" : (row.status || row.state);
+  if (row.state === "blocked" && row.waitingFor === "budget") return "budget";
+  return row.state === "blocked" && row.status == null && row.waitingFor == null ? "?" : (row.status || row.state);
 }
 
 function fleetRow(row) {
