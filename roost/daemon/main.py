@@ -64,6 +64,7 @@ def serve(foreground=False, detached=False):
     from roost import git, ops, store
     from roost.daemon import logs
     from roost.daemon.services import Services
+    from roost.jobs import jail
     from roost.server.listener import Server
 
     user_umask = os.umask(0o077)
@@ -89,6 +90,10 @@ def serve(foreground=False, detached=False):
     store.use_threadpool()
     git.use_threadpool()
     git.use_umask(user_umask)       # worktrees get the user's file modes, not the daemon's 077
+    try:
+        jail.link_socket(sock_path)     # the name jails reach it by (roost.jobs.jail)
+    except OSError as error:
+        log.error("cannot give the socket its jails' name: %s; jobs started now reach only this daemon", error)
     if sock_path != os.path.join(home, "roost.sock"):
         # The home is too deep for a unix socket: say where the socket went.
         store.write_bytes(os.path.join(home, "socket.path"), sock_path.encode() + b"\n")
@@ -120,10 +125,12 @@ def serve(foreground=False, detached=False):
 def _leave(server, services, sock_path, keep_workers):
     log.info("stopping (keepWorkers=%s)", keep_workers)
     # The socket goes first, so no new client reaches a daemon on its way out.
-    try:
-        os.unlink(sock_path)
-    except FileNotFoundError:
-        pass
+    from roost.jobs import jail
+    for path in (sock_path, jail.socket_link(sock_path)):
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
     server.stop_accepting()
     try:
         services.stop(keep_workers)

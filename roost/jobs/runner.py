@@ -12,12 +12,13 @@ import os
 import gevent
 
 from roost.errors import RoostError
-from roost.jobs import builtin_profiles, launch, limits, processes, sessions
+from roost.jobs import builtin_profiles, jail, launch, limits, processes, sessions
 from roost.jobs.record import END_STATES, LIVE_STATES, now_ms
 from roost.jobs.run_end import MAX_QUICK_DEATHS, QUICK_DEATH_MS, RunEnds, recorded_exit
 from roost.jobs.unread import UnreadWatch
 from roost.keeper.client import KeeperError, KeeperRefused
 from roost.term.drafts import HELD_TEXT
+from roost.unix import bwrap
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,7 @@ class JobRunner:
         self.socket_path = socket_path
         self.ends = RunEnds(registry, keeper)
         self.unread = UnreadWatch(registry, config)
+        self.jails = jail.Availability()  # whether bwrap makes jails here (roost.jobs.jail)
         self.pty_error = None           # why terminals cannot be had, for `status`
         self.on_started = []            # fn(job) once a run is recorded (its replies are typed)
         self.on_adopted = []            # fn(job) once a run a daemon before this one started is ours
@@ -58,7 +60,7 @@ class JobRunner:
         self.registry.move(job, "starting")
         try:
             started_at = now_ms()
-            pty = self._spawn(job, argv)
+            pty, jailed = self._spawn(job, argv)
             pid = job.run.pid = pty.pid
             # The terminal reads from now on: its first output need not wait for the disk.
             self.attach_terminal(job, pty)
@@ -66,7 +68,7 @@ class JobRunner:
             self._publish_start(job, argv, first)
             self.registry.move(job, "running", state="working", pid=pid, startedAt=started_at,
                                endedAt=None, status="busy", waitingFor=None, resetsAt=None, question=None,
-                               choices=[], error=None, reaped=False, lastArgv=argv, unreadSince=None)
+                               choices=[], error=None, reaped=False, lastArgv=argv, unreadSince=None, **jailed)
         except BaseException:
             if job.run.phase == "starting":
                 self.registry.move(job, "ended")
@@ -95,9 +97,12 @@ class JobRunner:
         self.registry.bus.publish("start" if first else "restart", text, job.id, job.name, **who)
 
     def _spawn(self, job, argv):
+        """(the keeper's Pty, the row's fields of the jail: sandboxed, ports)."""
         env = launch.job_environ(job, self.socket_path, self.registry.job_dir(job), self.roost_bin)
+        cwd = job.record["cwd"]
         try:
-            spawned = self.keeper.spawn(job.id, argv, env, job.record["cwd"],
+            argv, env, jailed = self._jail(job, argv, env, cwd)
+            spawned = self.keeper.spawn(job.id, argv, env, cwd,
                                         job.launch.get("rows") or 40, job.launch.get("cols") or 120)
         except KeeperError as error:
             log.info("job %s could not start: %s", job.id, error)
@@ -109,7 +114,40 @@ class JobRunner:
             raise RoostError("bad_request" if isinstance(error, KeeperRefused) else "internal", str(error))
         if self.pty_error == KEEPER_LOST:
             self.pty_error = None      # a new keeper serves
-        return spawned
+        return spawned, jailed
+
+    def _jail(self, job, argv, env, cwd):
+        """(argv, env, row fields) of a start: in a jail of its own unless it may not be
+        (roost.jobs.jail.decide). Raises KeeperRefused when its program cannot run."""
+        config = self.config.current()
+        jailed, why = jail.decide(config, job.launch, self.jails)
+        if not jailed:
+            if why:
+                log.info("job %s runs without a jail: %s", job.id, why)
+            return argv, env, {"sandboxed": False, "ports": None}
+        settings = jail.settings(config, job.launch)
+        taken = {(other.record.get("ports") or [None])[0] for other in self.registry.all()
+                 if other is not job and other.run.active and other.record.get("sandboxed")}
+        ports = jail.port_range(settings["ports"], taken)
+        if ports is not None:
+            env["PORT"], env["ROOST_PORTS"] = str(ports[0]), f"{ports[0]}-{ports[1]}"
+        env["TMPDIR"] = "/tmp"
+        # The keeper runs the jail's shell: the program is looked for here, in the job's
+        # PATH, as the keeper would have looked for it, and refused as it would be.
+        if not os.path.isdir(cwd):
+            raise KeeperRefused(f"cannot change to {cwd}: No such file or directory")
+        program = jail.find_program(argv[0], env, cwd)
+        if program is None:
+            raise KeeperRefused(f"cannot run {argv[0]}: not found on PATH")
+        problem = jail.exec_problem(os.path.join(cwd, program))
+        if problem is not None:
+            raise KeeperRefused(f"cannot run {argv[0]}: {problem}")
+        _, _, _, programs = self.jails.get()
+        places = jail.mounts(settings, cwd, self.registry.job_dir(job), self.registry.home, self.socket_path,
+                             self.keeper.path, self.roost_bin, env.get("HOME"))
+        wrapped = bwrap.jail_argv(programs, places, cwd, [program] + list(argv[1:]),
+                                  network=settings["network"] == "on")
+        return wrapped, env, {"sandboxed": True, "ports": ports}
 
     def _retire(self, job):
         """Let go of a previous run's terminal that a grandchild still held open."""
