@@ -9,7 +9,7 @@ import os
 import pytest
 
 from conftest import PYTHON, wait_for
-from jobkit import agent, dispatch, job_record, output, row, wait_row, wait_state, write_config
+from jobkit import job_token, agent, dispatch, job_record, output, row, wait_row, wait_state, write_config
 from roost.client.connection import Refused
 from roost.jobs.reply_book import read_book
 from test_agent_protocol import start
@@ -18,7 +18,7 @@ from test_agent_protocol import start
 def speaker(daemon, job_id):
     """A connection that speaks for a job, as any process of it may (speak_for)."""
     client = daemon.client()
-    client.call("speak_for", {"id": job_id, "token": job_record(daemon.home, job_id)["token"]})
+    client.call("speak_for", {"id": job_id, "token": job_token(daemon.home, job_id)})
     return client
 
 

@@ -8,6 +8,7 @@ import os
 import pytest
 
 from roost.ops.callers import REFUSED, SESSION
+from jobkit import job_token
 from test_agent_protocol import ended, start, write_profiles
 
 HUB_OPS = sorted(op for op, refused in REFUSED.items() if refused.get(SESSION) == "unsupported"
@@ -16,8 +17,7 @@ HUB_OPS = sorted(op for op, refused in REFUSED.items() if refused.get(SESSION) =
 
 
 def token_of(daemon, job_id):
-    with open(os.path.join(daemon.home, "jobs", job_id, "job.json")) as handle:
-        return json.load(handle)["token"]
+    return job_token(daemon.home, job_id)
 
 
 def reported(row):

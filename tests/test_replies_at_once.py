@@ -9,7 +9,7 @@ import socket
 import threading
 
 from conftest import wait_for
-from jobkit import agent, dispatch, job_record, wait_row
+from jobkit import job_token, agent, dispatch, job_record, wait_row
 from roost.client.connection import Client, Refused
 from test_agent_protocol import start
 from test_peers import items_agent, messages
@@ -64,7 +64,7 @@ class RawAgent:
 
     def __init__(self, daemon, job_id):
         self.job_id = job_id
-        self.token = job_record(daemon.home, job_id)["token"]
+        self.token = job_token(daemon.home, job_id)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.connect(daemon.socket)
         self.delivered = []

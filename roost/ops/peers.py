@@ -8,6 +8,8 @@ token, which lets it take part without a report, so that job's row is still read
 its screen.
 """
 
+import os
+
 from roost.errors import RoostError
 from roost.jobs.launch import fold_name
 from roost.ops import args as read
@@ -74,6 +76,16 @@ def spawn(call):
     if asker.job is not None and asker.job.protocol:
         raise RoostError("unsupported", "a protocol agent does not spawn sessions")
     launch = read.mapping(call.args, "launch")
+    parent = asker.job
+    if parent is not None and parent.record.get("sandboxed"):
+        # A jailed job writes its folder only: its child's folder, which the child's jail
+        # may write, is that folder or one under it (issue 26).
+        # Resolved: a link in its folder may point anywhere.
+        cwd, allowed = launch.get("cwd"), os.path.realpath(parent.record.get("cwd") or "/")
+        real = os.path.realpath(cwd) if isinstance(cwd, str) else None
+        if real is None or not (real == allowed or real.startswith(allowed.rstrip("/") + "/")):
+            raise RoostError("unauthorized", f"a jailed job spawns sessions in its own folder ({allowed}) or "
+                                             f"under it, not in {cwd}")
     return call.services.launcher.launch(launch, extra={"parentSession": asker.id, "rootSession": asker.root})
 
 
