@@ -10,13 +10,14 @@ import os
 import pytest
 
 from conftest import wait_for
-from jobkit import agent, dispatch, row, wait_row, write_config
+from jobkit import job_token, agent, dispatch, row, wait_row, write_config
 
 PERSONS_OPS = ("dispatch", "task approve", "task merge", "keys", "reply")
 
 
 def probe(daemon, how, **extra):
-    out = os.path.join(daemon.home, f"probe-{how}.json")
+    # Beside roost's home, not in it: a jailed job sees its own directory there, no more.
+    out = os.path.join(os.path.dirname(daemon.home), f"probe-{how}.json")
     job_id = dispatch(daemon, agent("trust_probe.py", out, how), name=f"probe-{how}", **extra)
 
     def answered():
@@ -96,7 +97,7 @@ def test_roost_run_as_me_makes_the_persons_shell(daemon):
 
 def test_a_sessions_spawn_is_never_the_persons_shell(daemon):
     lead = dispatch(daemon, ["sleep", "300"], name="lead")
-    token = json.load(open(os.path.join(daemon.home, "jobs", lead, "job.json")))["token"]
+    token = job_token(daemon.home, lead)
     launch = {"kind": "shell", "cwd": "/tmp", "command": ["sleep", "300"], "env": {}, "name": "child",
               "sessionFile": "", "origin": "bg"}
     with daemon.client() as client:
@@ -112,7 +113,7 @@ def test_a_profiles_person_flag_counts_for_the_persons_dispatch_only(daemon):
     mine = dispatch(daemon, [], profile="mine", name="mine")
     assert row(daemon, mine).get("person") is True
     lead = dispatch(daemon, ["sleep", "300"], name="lead")
-    token = json.load(open(os.path.join(daemon.home, "jobs", lead, "job.json")))["token"]
+    token = job_token(daemon.home, lead)
     with daemon.client() as client:
         client.call("speak_for", {"id": lead, "token": token})
         child = client.call("spawn", {"launch": {"kind": "shell", "cwd": "/tmp", "command": [], "profile": "mine",
