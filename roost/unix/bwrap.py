@@ -23,6 +23,10 @@ Why each part:
   namespace, enough to unmount what hides roost's home.
 - bwrap reports a program killed by signal n as exit status 128 + n (as a shell does):
   `exit_fields` reads it back.
+- Run as root, the program is `nobody` (65534) in its user namespace, still root's uid
+  outside (what it writes is root's): the kernel lets no process without CAP_SETFCAP
+  map a namespace's root into a user namespace of its own, so an agent that sandboxes
+  its own tools with one (Codex runs bwrap) could not as uid 0. Any other user is itself.
 
 Standard library only.
 """
@@ -38,6 +42,7 @@ HELD_SIGNALS = ("INT", "QUIT", "TSTP", "TERM")
 _SHELL_SCRIPT = f'trap "" {" ".join(HELD_SIGNALS)}; "$@"; exit'
 SHELL_NAME = "roost-jail"       # $0 of the shell: what `ps` shows for a jail's outer process
 PROBE_TIMEOUT_S = 10.0
+NOBODY = 65534
 
 
 class Mounts:
@@ -82,6 +87,8 @@ def jail_argv(programs, mounts, cwd, argv, network=True):
     paths of sh, bwrap and env (`find_programs`)."""
     shell, bwrap, env = programs
     options = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL", "--die-with-parent"]
+    if os.getuid() == 0:
+        options += ["--uid", str(NOBODY), "--gid", str(NOBODY)]
     if not network:
         options.append("--unshare-net")
     options += ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
