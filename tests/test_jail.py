@@ -241,3 +241,14 @@ def test_a_jailed_sessions_spawn_stays_in_its_folder_and_in_a_jail(daemon, tmp_p
         assert refused["code"] == "unauthorized", refused
         child = client.call("spawn", {"launch": dict(launch, cwd=str(tmp_path))})["id"]
     assert row(daemon, child)["sandboxed"] is True
+
+
+def test_doctor_says_how_to_keep_a_file_an_agent_replaces_beside_itself(daemon, tmp_path):
+    (tmp_path / "state").mkdir()
+    (tmp_path / "mine.json").write_text("{}")
+    write_config(daemon.home, {"agentProfiles": {"mine": {"command": ["sleep", "1"],
+                                                          "sandbox": {"write": ["~/state/", "~/mine.json"]}}}})
+    checks = {check["name"]: check for check in daemon.call("doctor", env={"HOME": str(tmp_path)})["profiles"]}
+    said = " ".join(checks["mine"]["notes"])
+    assert "~/mine.json is a file in a folder its jail does not write" in said, said
+    assert "mv ~/mine.json ~/state/mine.json && ln -s state/mine.json ~/mine.json" in said, said

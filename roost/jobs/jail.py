@@ -302,6 +302,33 @@ def _reach_socket(places, socket_path, hidden):
         places.ro_bind(socket_path, must_exist=False)
 
 
+def file_notes(profile, home):
+    """What `roost doctor` says of a profile's `sandbox.write` files: a file (not a link)
+    in a folder the jail does not write cannot be replaced there (an agent that saves it
+    by a temporary file beside it and a rename, as Claude Code saves ~/.claude.json,
+    loses its changes in a jail). Moved into a folder the jail writes, with a link left
+    in its place, it is written through the link."""
+    sandbox = profile.get("sandbox") if isinstance(profile, dict) else None
+    items = sandbox.get("write") if isinstance(sandbox, dict) else None
+    if not isinstance(items, list):
+        return []
+    folders = [item for item in items if isinstance(item, str) and item.endswith("/")]
+    notes = []
+    for item in items:
+        if not isinstance(item, str) or item.endswith("/") or glob.has_magic(item):
+            continue
+        path = _expand(item, home)[0]
+        if os.path.islink(path) or not os.path.isfile(path):
+            continue
+        name = os.path.basename(path)
+        into = folders[0].rstrip("/") if folders else "~/A-FOLDER-IT-WRITES"
+        notes.append(f"{item} is a file in a folder its jail does not write: an agent that saves it by a file "
+                     f"beside it and a rename loses what it changes there in a jail; to keep it, move it into a "
+                     f"folder the jail writes and leave a link: mv {item} {into}/{name.lstrip('.')} && "
+                     f"ln -s {os.path.relpath(os.path.join(_expand(into, home)[0], name.lstrip('.')), os.path.dirname(path))} {item}")
+    return notes
+
+
 def find_program(name, env, cwd):
     """`name` as the keeper would run it (execvp's search in the job's PATH), or None."""
     if "/" in name:
