@@ -98,6 +98,17 @@ def jail_argv(programs, mounts, cwd, argv, network=True):
             ["--", env, "--default-signal=" + ",".join(HELD_SIGNALS), "--"] + list(argv))
 
 
+def is_jail(pid):
+    """Whether `pid` is a jail's outer shell (`jail_argv`): a run a daemon spawned but did
+    not live to record."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            argv = handle.read(4096).split(b"\0")
+    except OSError:
+        return False
+    return len(argv) > 4 and argv[1] == b"-c" and argv[3] == SHELL_NAME.encode()
+
+
 def find_programs(path=None):
     """(sh, bwrap, env) as absolute paths, or None when one is missing."""
     found = tuple(shutil.which(name, path=path) for name in ("sh", PROGRAM, "env"))
