@@ -109,6 +109,45 @@ def is_jail(pid):
     return len(argv) > 4 and argv[1] == b"-c" and argv[3] == SHELL_NAME.encode()
 
 
+def program_pid(pid):
+    """The pid (in this PID namespace) of the program a jail runs, from its outer shell's
+    `pid`: shell -> bwrap -> bwrap's pid 1 in the jail -> the program, pid 2 there. `pid`
+    itself when it is no jail's; None while the program is not there (starting, gone)."""
+    if not is_jail(pid):
+        return pid
+    for level in range(3):
+        children = _children(pid)
+        if level < 2:
+            if len(children) != 1:
+                return None
+            pid = children[0]
+            continue
+        for child in children:
+            if _namespace_pid(child) == 2:
+                return child
+    return None
+
+
+def _children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as handle:
+            return [int(child) for child in handle.read().split()]
+    except OSError:
+        return []
+
+
+def _namespace_pid(pid):
+    """`pid`'s number in its own (innermost) PID namespace."""
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("NSpid:"):
+                    return int(line.split()[-1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def find_programs(path=None):
     """(sh, bwrap, env) as absolute paths, or None when one is missing."""
     found = tuple(shutil.which(name, path=path) for name in ("sh", PROGRAM, "env"))
