@@ -64,7 +64,7 @@ def serve(foreground=False, detached=False):
     from roost import git, ops, store
     from roost.daemon import logs
     from roost.daemon.services import Services
-    from roost.jobs import jail
+    from roost.jobs import jail_places
     from roost.server.listener import Server
 
     user_umask = os.umask(0o077)
@@ -91,7 +91,7 @@ def serve(foreground=False, detached=False):
     git.use_threadpool()
     git.use_umask(user_umask)       # worktrees get the user's file modes, not the daemon's 077
     try:
-        jail.link_socket(sock_path)     # the name jails reach it by (roost.jobs.jail)
+        jail_places.link_socket(sock_path)     # the name jails reach it by
     except OSError as error:
         log.error("cannot give the socket its jails' name: %s; jobs started now reach only this daemon", error)
     if sock_path != os.path.join(home, "roost.sock"):
@@ -125,8 +125,8 @@ def serve(foreground=False, detached=False):
 def _leave(server, services, sock_path, keep_workers):
     log.info("stopping (keepWorkers=%s)", keep_workers)
     # The socket goes first, so no new client reaches a daemon on its way out.
-    from roost.jobs import jail
-    for path in (sock_path, jail.socket_link(sock_path)):
+    from roost.jobs import jail_places
+    for path in (sock_path, jail_places.socket_link(sock_path)):
         try:
             os.unlink(path)
         except FileNotFoundError:

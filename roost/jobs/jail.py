@@ -13,25 +13,23 @@ the jail may write:
 - `sandbox.write` of its profile (the built-in profiles name their agent's state and
   cache directories) and of roost.json's top (for every job).
 `sandbox.read` binds paths read-only (a program installed under /tmp), `sandbox.hide`
-hides paths (`~/.ssh` by default), `sandbox.network: "off"` gives it no
-network. It reaches the daemon's socket and roost's own `roost` (first on its PATH), not
-the keeper's socket nor any other job's directory. It gets a range of ports of its own
-(`sandbox.ports`: `{"first": 41000, "each": 20}`, the first in `PORT`, the range in
-`ROOST_PORTS`) and `TMPDIR` in its private /tmp.
+hides paths (`~/.ssh` by default), `sandbox.network: "off"` gives it no network. It
+reaches the daemon's socket and roost's own `roost` (first on its PATH), not the keeper's
+socket nor any other job's directory (roost.jobs.jail_places). It gets a range of ports of
+its own (`sandbox.ports`: `{"first": 41000, "each": 20}`, the first in `PORT`, the range
+in `ROOST_PORTS`) and `TMPDIR` in its private /tmp.
 
 A path in `write`, `read` or `hide` is absolute or starts with `~` (the job's HOME); it
 may hold a glob (`~/.aider*`). One of `write` that ends with `/` is made (a directory,
 0700) when it is missing; any other that is missing is left out.
 """
 
-import glob
 import logging
 import os
 import shutil
-import sys
 
 from roost.errors import bad_request
-from roost.jobs import profiles
+from roost.jobs import jail_places, profiles
 from roost.unix import bwrap
 
 log = logging.getLogger(__name__)
@@ -42,13 +40,46 @@ _MAX_PORT = 65535
 _LISTS = ("write", "read", "hide")
 
 
-class Availability:
-    """Whether jails can be made here: tried once, when first asked (a jail costs a few
-    ms to try; a daemon that starts no job never tries)."""
+class CannotRun(Exception):
+    """The program cannot run (the text says why, as the keeper would say it)."""
 
-    def __init__(self, probe=bwrap.probe):
+
+class Jails:
+    """The daemon's jails: whether bwrap makes them here (tried once, when first asked: a
+    jail costs a few ms to try, and a daemon that starts no job never tries), and each
+    start's argv in one (`wrap`)."""
+
+    def __init__(self, home, socket_path, keeper_socket, roost_bin, probe=bwrap.probe):
+        self.home = home
+        self.socket_path = socket_path
+        self.keeper_socket = keeper_socket
+        self.roost_bin = roost_bin
         self._probe = probe
         self._result = None
+
+    def wrap(self, launch, argv, env, cwd, job_dir, config, taken_ports):
+        """(argv, env, ports): `argv` run in a jail made for this launch, `env` with its
+        PORT, ROOST_PORTS and TMPDIR; CannotRun when its program cannot run. The program
+        is looked for here, in the job's PATH, as the keeper would look for it (the keeper
+        runs the jail's shell), and refused as it would be."""
+        jail = settings(config, launch)
+        ports = port_range(jail["ports"], taken_ports)
+        if ports is not None:
+            env["PORT"], env["ROOST_PORTS"] = str(ports[0]), f"{ports[0]}-{ports[1]}"
+        env["TMPDIR"] = "/tmp"
+        if not os.path.isdir(cwd):
+            raise CannotRun(f"cannot change to {cwd}: No such file or directory")
+        program = find_program(argv[0], env, cwd)
+        if program is None:
+            raise CannotRun(f"cannot run {argv[0]}: not found on PATH")
+        problem = exec_problem(os.path.join(cwd, program))
+        if problem is not None:
+            raise CannotRun(f"cannot run {argv[0]}: {problem}")
+        places = jail_places.mounts(jail, cwd, job_dir, self.home, self.socket_path, self.keeper_socket,
+                                    self.roost_bin, env.get("HOME"))
+        wrapped = bwrap.jail_argv(self.get()[3], places, cwd, [program] + list(argv[1:]),
+                                  network=jail["network"] == "on")
+        return wrapped, env, ports
 
     def get(self):
         """(works, why not, version, programs)."""
@@ -142,193 +173,6 @@ def port_range(ports, taken):
     return None
 
 
-def _expand(path, home):
-    if path.startswith("~"):
-        path = (home or os.path.expanduser("~")) + path[1:]
-    path = os.path.normpath(path) + ("/" if path.endswith("/") else "")
-    if glob.has_magic(path):
-        return sorted(glob.glob(path.rstrip("/")))
-    return [path]
-
-
-def _paths(items, home):
-    for item in items:
-        yield from _expand(item, home)
-
-
-def _inside(path, directory):
-    return path == directory or path.startswith(directory.rstrip("/") + "/")
-
-
-def git_places(cwd):
-    """(writable, read-only) of the git repository `cwd` is in: its git directory (a
-    worktree's own under .git/worktrees/) writable, and a worktree's repository's
-    objects, refs and logs; its config and hooks read-only.
-
-    The job may write its folder, so what is found there is checked before it counts:
-    a `.git` that is a link counts for nothing, and a `.git` file counts only when the
-    worktree's git directory it names points back at it (git's own `gitdir` file, which
-    the job cannot write unless it already may write that git directory)."""
-    directory = os.path.realpath(cwd)
-    while True:
-        dot_git = os.path.join(directory, ".git")
-        if os.path.lexists(dot_git):
-            break
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return [], []
-        directory = parent
-    if os.path.islink(dot_git):
-        return [], []
-    git_dir = dot_git
-    if os.path.isfile(dot_git):
-        git_dir = _worktree_git_dir(dot_git)
-        if git_dir is None:
-            return [], []
-    elif not os.path.isdir(dot_git):
-        return [], []
-    writable, read_only = [git_dir], []
-    common = git_dir
-    if git_dir != dot_git:
-        common = os.path.dirname(os.path.dirname(git_dir))
-        writable += [os.path.join(common, name) for name in ("objects", "refs", "logs")]
-    for place in {git_dir, common}:
-        read_only += [os.path.join(place, name) for name in ("config", "hooks", "config.worktree")]
-    return writable, read_only
-
-
-def _worktree_git_dir(dot_git):
-    """The git directory a worktree's `.git` file names, when it is a worktree's of a
-    repository (`<repo>/.git/worktrees/<name>`) whose `gitdir` names this file; else None."""
-    try:
-        with open(dot_git, encoding="utf-8", errors="replace") as handle:
-            text = handle.read(4096).strip()
-        if not text.startswith("gitdir:"):
-            return None
-        git_dir = os.path.realpath(os.path.join(os.path.dirname(dot_git), text[len("gitdir:"):].strip()))
-        with open(os.path.join(git_dir, "gitdir"), encoding="utf-8", errors="replace") as handle:
-            back = handle.read(4096).strip()
-    except OSError:
-        return None
-    if os.path.basename(os.path.dirname(git_dir)) != "worktrees" or not os.path.isabs(back):
-        return None
-    if os.path.realpath(back) != os.path.realpath(dot_git):
-        return None
-    return git_dir
-
-
-def _linked_inside(path, areas):
-    """`path` lies in one of `areas` (which a job may write, so it may have put a link
-    there) and is reached through a link: a bind of it would follow the job's link."""
-    return (os.path.realpath(path) != os.path.abspath(path)
-            and any(_inside(path, area) and path != area for area in areas))
-
-
-def mounts(jail, cwd, job_dir, home, socket_path, keeper_socket, roost_bin, env_home):
-    """bwrap's mounts for a job (roost.unix.bwrap.Mounts), in the order they must apply:
-    what the user grants, then roost's home and the keeper's directory hidden, then
-    what of them the job has, then what it must not see."""
-    places = bwrap.Mounts()
-    places.tmpfs("/tmp")
-    # roost's own files (a checkout or an unpacked copy may be under /tmp).
-    for path in sorted({_roost_files(), sys.prefix, os.path.dirname(os.path.realpath(sys.executable))}):
-        places.ro_bind(path, must_exist=False)
-    hidden = [place for place in dict.fromkeys([home, os.path.dirname(keeper_socket)]) if os.path.isdir(place)]
-    for path in _paths(jail["read"], env_home):
-        places.ro_bind(path.rstrip("/"), must_exist=False)
-    git_writable, git_read_only = git_places(cwd)
-    writable = []
-    for path in _paths(jail["write"], env_home):
-        if path.endswith("/") and not os.path.exists(path):
-            try:
-                os.makedirs(path, mode=0o700, exist_ok=True)
-            except OSError as error:
-                log.info("cannot make %s for a jail: %s", path, error)
-        writable.append(path.rstrip("/"))
-    writable += git_writable
-    writable += [cwd, job_dir]
-    writable = [path for path in dict.fromkeys(writable) if path != "/"
-                and (path in (cwd, job_dir) or not _linked_inside(path, writable))]
-    # Outside the hidden places first; what lies in them after they are hidden.
-    in_hidden = [path for path in writable if any(_inside(path, place) for place in hidden)]
-    for path in writable:
-        if path not in in_hidden:
-            places.bind(path, must_exist=path in (cwd, job_dir))
-    for place in hidden:
-        places.tmpfs(place)
-    for path in in_hidden:
-        places.bind(path, must_exist=path in (cwd, job_dir))
-    if roost_bin:
-        places.ro_bind(roost_bin, must_exist=False)
-    _reach_socket(places, socket_path, hidden)
-    for path in git_read_only:
-        places.ro_bind(path, must_exist=False)
-    for path in _paths(jail["hide"], env_home):
-        places.hide(path.rstrip("/"))
-    for place in hidden:
-        places.remount_ro(place)     # what is left of them: empty, and stays so
-    return places
-
-
-SOCKET_LINKS = ".jail"
-
-
-def socket_link(socket_path):
-    """Where the daemon's socket has a second name (a hard link), in a directory of its
-    own that a jail binds: a jail that bound the socket itself would keep the socket of
-    the daemon it started under, dead once a new daemon serves."""
-    return os.path.join(os.path.dirname(socket_path), SOCKET_LINKS, os.path.basename(socket_path))
-
-
-def link_socket(socket_path):
-    """Give the daemon's new socket its jails' name (replacing a previous daemon's)."""
-    link = socket_link(socket_path)
-    os.makedirs(os.path.dirname(link), mode=0o700, exist_ok=True)
-    try:
-        os.unlink(link)
-    except FileNotFoundError:
-        pass
-    os.link(socket_path, link)
-
-
-def _reach_socket(places, socket_path, hidden):
-    link = socket_link(socket_path)
-    directory = os.path.dirname(socket_path)
-    if os.path.exists(link) and directory in hidden:
-        places.ro_bind(os.path.dirname(link))
-        places.symlink(os.path.join(SOCKET_LINKS, os.path.basename(socket_path)),
-                       os.path.join(os.path.realpath(directory), os.path.basename(socket_path)))
-    else:
-        places.ro_bind(socket_path, must_exist=False)
-
-
-def file_notes(profile, home):
-    """What `roost doctor` says of a profile's `sandbox.write` files: a file (not a link)
-    in a folder the jail does not write cannot be replaced there (an agent that saves it
-    by a temporary file beside it and a rename, as Claude Code saves ~/.claude.json,
-    loses its changes in a jail). Moved into a folder the jail writes, with a link left
-    in its place, it is written through the link."""
-    sandbox = profile.get("sandbox") if isinstance(profile, dict) else None
-    items = sandbox.get("write") if isinstance(sandbox, dict) else None
-    if not isinstance(items, list):
-        return []
-    folders = [item for item in items if isinstance(item, str) and item.endswith("/")]
-    notes = []
-    for item in items:
-        if not isinstance(item, str) or item.endswith("/") or glob.has_magic(item):
-            continue
-        path = _expand(item, home)[0]
-        if os.path.islink(path) or not os.path.isfile(path):
-            continue
-        name = os.path.basename(path)
-        into = folders[0].rstrip("/") if folders else "~/A-FOLDER-IT-WRITES"
-        notes.append(f"{item} is a file in a folder its jail does not write: an agent that saves it by a file "
-                     f"beside it and a rename loses what it changes there in a jail; to keep it, move it into a "
-                     f"folder the jail writes and leave a link: mv {item} {into}/{name.lstrip('.')} && "
-                     f"ln -s {os.path.relpath(os.path.join(_expand(into, home)[0], name.lstrip('.')), os.path.dirname(path))} {item}")
-    return notes
-
-
 def find_program(name, env, cwd):
     """`name` as the keeper would run it (execvp's search in the job's PATH), or None."""
     if "/" in name:
@@ -360,8 +204,3 @@ def read_only_note(text):
         return None
     return ("its output ends with \"Read-only file system\": its jail lets it write only its folder, its "
             "job directory, its /tmp and what sandbox.write names in roost.json (docs/security.md)")
-
-
-def _roost_files():
-    from roost.bundle import files
-    return files.bundle_dir()

@@ -18,7 +18,6 @@ from roost.jobs.run_end import MAX_QUICK_DEATHS, QUICK_DEATH_MS, RunEnds, record
 from roost.jobs.unread import UnreadWatch
 from roost.keeper.client import KeeperError, KeeperRefused
 from roost.term.drafts import HELD_TEXT
-from roost.unix import bwrap
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +36,8 @@ class JobRunner:
         self.socket_path = socket_path
         self.ends = RunEnds(registry, keeper)
         self.unread = UnreadWatch(registry, config)
-        self.jails = jail.Availability()  # whether bwrap makes jails here (roost.jobs.jail)
+        # Whether bwrap makes jails here, and each start's argv in one (roost.jobs.jail).
+        self.jails = jail.Jails(registry.home, socket_path, keeper.path, roost_bin)
         self.pty_error = None           # why terminals cannot be had, for `status`
         self.on_started = []            # fn(job) once a run is recorded (its replies are typed)
         self.on_adopted = []            # fn(job) once a run a daemon before this one started is ours
@@ -125,28 +125,13 @@ class JobRunner:
             if why:
                 log.info("job %s runs without a jail: %s", job.id, why)
             return argv, env, {"sandboxed": False, "ports": None}
-        settings = jail.settings(config, job.launch)
         taken = {(other.record.get("ports") or [None])[0] for other in self.registry.all()
                  if other is not job and other.run.active and other.record.get("sandboxed")}
-        ports = jail.port_range(settings["ports"], taken)
-        if ports is not None:
-            env["PORT"], env["ROOST_PORTS"] = str(ports[0]), f"{ports[0]}-{ports[1]}"
-        env["TMPDIR"] = "/tmp"
-        # The keeper runs the jail's shell: the program is looked for here, in the job's
-        # PATH, as the keeper would have looked for it, and refused as it would be.
-        if not os.path.isdir(cwd):
-            raise KeeperRefused(f"cannot change to {cwd}: No such file or directory")
-        program = jail.find_program(argv[0], env, cwd)
-        if program is None:
-            raise KeeperRefused(f"cannot run {argv[0]}: not found on PATH")
-        problem = jail.exec_problem(os.path.join(cwd, program))
-        if problem is not None:
-            raise KeeperRefused(f"cannot run {argv[0]}: {problem}")
-        _, _, _, programs = self.jails.get()
-        places = jail.mounts(settings, cwd, self.registry.job_dir(job), self.registry.home, self.socket_path,
-                             self.keeper.path, self.roost_bin, env.get("HOME"))
-        wrapped = bwrap.jail_argv(programs, places, cwd, [program] + list(argv[1:]),
-                                  network=settings["network"] == "on")
+        try:
+            wrapped, env, ports = self.jails.wrap(job.launch, argv, env, cwd, self.registry.job_dir(job), config,
+                                                  taken)
+        except jail.CannotRun as refused:
+            raise KeeperRefused(str(refused))
         return wrapped, env, {"sandboxed": True, "ports": ports}
 
     def _retire(self, job):
