@@ -205,6 +205,10 @@ def test_a_write_its_jail_refused_is_named_when_the_job_ends(daemon, tmp_path):
         "sandbox.write" in error, error
     assert "Read-only file system" in output(daemon.home, job_id)
     assert "sandbox.write" in daemon.call("explain", id=job_id)["text"]
+    # The row is shown before its change reaches the timeline (written meanwhile).
+    wait_for(lambda: any("sandbox.write" in (entry.get("error") or "") for entry in
+                         daemon.call("timeline", id=job_id)["entries"] if entry["kind"] == "state"),
+             what="the timeline's entry of the end")
 
 
 def test_what_runs_without_a_jail_says_so(daemon, tmp_path):
