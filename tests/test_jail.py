@@ -256,3 +256,20 @@ def test_doctor_says_how_to_keep_a_file_an_agent_replaces_beside_itself(daemon, 
     said = " ".join(checks["mine"]["notes"])
     assert "~/mine.json is a file in a folder its jail does not write" in said, said
     assert "mv ~/mine.json ~/state/mine.json && ln -s state/mine.json ~/mine.json" in said, said
+
+
+REGISTER_AND_SPAWN = (
+    "import json, os, socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(os.environ['ROOST_SOCKET']); "
+    "f = s.makefile(); call = lambda n, op, args: (s.sendall(json.dumps({'id': n, 'op': op, 'args': args}).encode() "
+    "+ b'\\n'), json.loads(f.readline()))[1]; "
+    "call(1, 'peer_register', {'name': 'outsider', 'cwd': '/', 'pid': os.getpid()}); "
+    "answer = call(2, 'spawn', {'launch': {'kind': 'shell', 'cwd': '/', 'command': ['sleep', '300'], 'env': {}, "
+    "'name': 'escaped', 'sessionFile': '', 'origin': 'bg'}}); open(sys.argv[1], 'w').write(json.dumps(answer))")
+
+
+def test_a_jailed_process_that_registers_as_a_peer_still_spawns_only_in_its_folder(daemon, tmp_path):
+    answer = tmp_path / "answer.json"
+    dispatch(daemon, [PYTHON, "-c", REGISTER_AND_SPAWN, str(answer)], cwd=str(tmp_path))
+    said = read_json(str(answer), what="the spawn's answer")
+    assert (said["ok"], said.get("code")) == (False, "unauthorized"), said
+    assert "escaped" not in [item["name"] for item in daemon.call("list", all=True)["jobs"]]
