@@ -152,8 +152,13 @@ def test_tokens_are_kept_apart_and_an_earlier_jobs_token_moves_there_on_start(da
     with open(path, "w") as handle:
         json.dump(record, handle)
     os.unlink(os.path.join(daemon.home, "private", f"{job_id}.json"))
+    record.pop("sandboxed")
+    with open(path, "w") as handle:
+        json.dump(record, handle)
     daemon.start()
     assert "token" not in job_record(daemon.home, job_id)
+    # Adopted as it runs, and said to run without a jail (it was started before them).
+    assert row(daemon, job_id)["sandboxed"] is False
     assert job_token(daemon.home, job_id) == token
     with daemon.client() as client:
         assert client.call("speak_for", {"id": job_id, "token": token})["id"] == job_id

@@ -57,6 +57,9 @@ class JobRegistry:
             if token is None:
                 log.error("job %s has no token (neither in roost's own record nor in job.json); ignored", name)
                 continue
+            if record.get("state") is not None and "sandboxed" not in record:
+                record["sandboxed"] = False     # started by a roost before jails: it runs as it was
+                changed = True
             job = Job(record, os.path.join(directory, name), token)
             self.jobs[job.id] = job
             if changed:
