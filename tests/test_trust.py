@@ -28,10 +28,14 @@ def probe(daemon, how, **extra):
     return job_id, wait_for(answered, timeout=60, what=f"the probe ({how}) to answer")
 
 
-@pytest.mark.parametrize("how", ["here", "double-fork", "setsid"])
-def test_a_jobs_processes_are_refused_the_persons_ops(daemon, how):
-    job_id, found = probe(daemon, how)
-    if how == "double-fork":
+@pytest.mark.parametrize("how, jailed", [("here", True), ("double-fork", True), ("double-fork", False),
+                                         ("setsid", True)])
+def test_a_jobs_processes_are_refused_the_persons_ops(daemon, how, jailed):
+    job_id, found = probe(daemon, how, **({} if jailed else {"sandbox": False}))
+    assert row(daemon, job_id)["sandboxed"] is jailed
+    if how == "double-fork" and jailed:
+        assert found["ppid"] == 1        # its parent is gone: its jail's pid 1 took it (its own namespace)
+    elif how == "double-fork":
         assert found["ppid"] != row(daemon, job_id)["pid"]    # its parent is gone: the keeper's now
         # The keeper, its subreaper, reaps it once it ends (no zombie left), and that
         # orphan's end is not taken for the job's.
