@@ -90,6 +90,20 @@ class FakeModel:
         return [request.get("user") for request in self.requests()]
 
 
+def pi_install():
+    """The folder pi is installed in (its node_modules and all), for the jobs' jails to read."""
+    root = os.path.realpath(PI)
+    while "node_modules" in root.split(os.sep):
+        root = os.path.dirname(root)
+    return root
+
+
+def jail_grants(tmp_path):
+    """What a user whose pi is installed under /tmp (which a jail has its own of) and whose
+    pi's home and logs are outside the job's folder would grant its jail (sandbox)."""
+    return {"read": [pi_install()], "write": [str(tmp_path)]}
+
+
 def offline_world(tmp_path, port):
     """pi's home, config and environment for a run against the fake model (the realagents
     README's)."""
@@ -118,7 +132,7 @@ def start_pi(daemon, tmp_path, model, task, *extra, session=False):
     clear = [name for name in os.environ if name.startswith(("ANTHROPIC_", "OPENAI_", "CLAUDE", "CODEX_", "PI_"))]
     env.update({name: "" for name in clear if name not in env})
     profile = {"command": [PI, *([] if session else ["--no-session"]), "-e", EXTENSION, *extra],
-               "task": "type", "protocol": True}
+               "task": "type", "protocol": True, "sandbox": jail_grants(tmp_path)}
     config = os.path.join(daemon.home, "roost.json")
     try:
         with open(config, encoding="utf-8") as handle:
