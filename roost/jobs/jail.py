@@ -7,8 +7,8 @@ and what roost.json turns off (`"sandbox": false` at its top, or in a profile).
 In a jail the file system is read-only, `/tmp` is its own, and roost's home is hidden;
 the jail may write:
 - its working directory (a task's worktree), and the git directories git writes for it
-  there (a worktree's own, the repository's objects, refs and logs), never a
-  repository's config or hooks;
+  there: the repository's `.git` it is in, or for a worktree its own git directory and
+  the repository's objects, refs and logs, never that repository's config or hooks;
 - its own job directory (`ROOST_JOB_DIR`), inside the hidden home;
 - `sandbox.write` of its profile (the built-in profiles name their agent's state and
   cache directories) and of roost.json's top (for every job).

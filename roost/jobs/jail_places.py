@@ -37,9 +37,12 @@ def _inside(path, directory):
 
 
 def git_places(cwd):
-    """(writable, read-only) of the git repository `cwd` is in: its git directory (a
-    worktree's own under .git/worktrees/) writable, and a worktree's repository's
-    objects, refs and logs; its config and hooks read-only.
+    """(writable, read-only) of the git repository `cwd` is in. A repository the job's
+    folder is in is the job's to write, its `.git` whole (`git config` writes there: aider
+    sets a missing identity in it). A worktree (a task's) borrows a repository that is
+    not its own, the person's checkout that other worktrees share: its own git directory
+    (`.git/worktrees/<name>`) and the repository's objects, refs and logs (what a commit
+    writes) are writable, the repository's config and hooks read-only.
 
     The job may write its folder, so what is found there is checked before it counts:
     a `.git` that is a link counts for nothing, and a `.git` file counts only when the
@@ -63,14 +66,11 @@ def git_places(cwd):
             return [], []
     elif not os.path.isdir(dot_git):
         return [], []
-    writable, read_only = [git_dir], []
-    common = git_dir
-    if git_dir != dot_git:
-        common = os.path.dirname(os.path.dirname(git_dir))
-        writable += [os.path.join(common, name) for name in ("objects", "refs", "logs")]
-    for place in {git_dir, common}:
-        read_only += [os.path.join(place, name) for name in ("config", "hooks", "config.worktree")]
-    return writable, read_only
+    if git_dir == dot_git:
+        return [git_dir], []
+    common = os.path.dirname(os.path.dirname(git_dir))
+    writable = [git_dir] + [os.path.join(common, name) for name in ("objects", "refs", "logs")]
+    return writable, [os.path.join(common, name) for name in ("config", "hooks")]
 
 
 def _worktree_git_dir(dot_git):
