@@ -278,3 +278,26 @@ def test_a_jailed_process_that_registers_as_a_peer_still_spawns_only_in_its_fold
     said = read_json(str(answer), what="the spawn's answer")
     assert (said["ok"], said.get("code")) == (False, "unauthorized"), said
     assert "escaped" not in [item["name"] for item in daemon.call("list", all=True)["jobs"]]
+
+
+# Saves ~/cfg.json as Claude Code saves ~/.claude.json: where its link leads, by a
+# temporary file beside it and a rename.
+SAVER = ("import json, os, sys; path = os.path.realpath(os.path.expanduser('~/cfg.json')); "
+         "open(path + '.tmp', 'w').write(json.dumps({'saved': sys.argv[1]})); os.rename(path + '.tmp', path); "
+         "print('saved', flush=True)")
+
+
+def test_a_file_saved_by_a_rename_beside_it_is_moved_where_its_jail_may_save_it(daemon, tmp_path, outside):
+    home = os.path.join(outside, "home")
+    os.makedirs(os.path.join(home, ".saver"))
+    with open(os.path.join(home, "cfg.json"), "w") as handle:
+        handle.write('{"saved": "before"}')
+    write_config(daemon.home, {"agentProfiles": {"saver": {
+        "command": [PYTHON, "-c", SAVER, "in the jail"],
+        "sandbox": {"write": ["~/.saver/"], "moveInto": {"~/cfg.json": "~/.saver/"}}}}})
+    job_id = dispatch(daemon, [], profile="saver", cwd=str(tmp_path), env={"HOME": home})
+    assert wait_state(daemon, job_id, "done", "failed")["state"] == "done", output(daemon.home, job_id)
+    # Its name leads where it now is, and what the jail saved is there.
+    assert os.readlink(os.path.join(home, "cfg.json")) == ".saver/cfg.json"
+    with open(os.path.join(home, "cfg.json")) as handle:
+        assert json.load(handle) == {"saved": "in the jail"}

@@ -21,7 +21,9 @@ in `ROOST_PORTS`) and `TMPDIR` in its private /tmp.
 
 A path in `write`, `read` or `hide` is absolute or starts with `~` (the job's HOME); it
 may hold a glob (`~/.aider*`). One of `write` that ends with `/` is made (a directory,
-0700) when it is missing; any other that is missing is left out.
+0700) when it is missing; any other that is missing is left out. `moveInto` ({file:
+folder}) moves a file its agent saves by a rename beside it into a folder the jail writes,
+a link left in its place (roost.jobs.jail_places.move_into: Claude Code's ~/.claude.json).
 """
 
 import logging
@@ -75,6 +77,7 @@ class Jails:
         problem = exec_problem(os.path.join(cwd, program))
         if problem is not None:
             raise CannotRun(f"cannot run {argv[0]}: {problem}")
+        jail_places.move_into(jail["moveInto"], env.get("HOME"))
         places = jail_places.mounts(jail, cwd, job_dir, self.home, self.socket_path, self.keeper_socket,
                                     self.roost_bin, env.get("HOME"))
         wrapped = bwrap.jail_argv(self.get()[3], places, cwd, [program] + list(argv[1:]),
@@ -123,7 +126,8 @@ def decide(config, launch, availability):
 def settings(config, launch):
     """The jail's settings for a launch: roost.json's top `sandbox` and its profile's,
     lists joined, the profile's network and ports before the top's."""
-    found = {"write": [], "read": [], "hide": list(DEFAULT_HIDE), "network": "on", "ports": dict(DEFAULT_PORTS)}
+    found = {"write": [], "read": [], "hide": list(DEFAULT_HIDE), "network": "on", "ports": dict(DEFAULT_PORTS),
+             "moveInto": {}}
     profile = _profile(config, launch)
     for what, given in (("roost.json's sandbox", config.get("sandbox")),
                         (f"agentProfiles.{launch.get('profile')}.sandbox", profile.get("sandbox"))):
@@ -141,6 +145,13 @@ def settings(config, launch):
                 if not (item.startswith("/") or item.startswith("~")):
                     raise bad_request(f"{what}.{key}: {item!r} is neither absolute nor under ~")
             found[key] += value
+        moves = given.get("moveInto")
+        if moves is not None:
+            if not isinstance(moves, dict) or not all(isinstance(key, str) and key.startswith(("/", "~"))
+                                                      and isinstance(value, str) and value.startswith(("/", "~"))
+                                                      for key, value in moves.items()):
+                raise bad_request(f"{what}.moveInto must map files to folders, absolute or under ~")
+            found["moveInto"].update(moves)
         network = given.get("network")
         if network is not None:
             if network not in ("on", "off"):

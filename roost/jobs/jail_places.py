@@ -11,6 +11,7 @@ that does not name it back, a path reached through a link inside a place it writ
 import glob
 import logging
 import os
+import shutil
 import sys
 
 from roost.unix import bwrap
@@ -178,6 +179,41 @@ def _reach_socket(places, socket_path, hidden):
         places.ro_bind(socket_path, must_exist=False)
 
 
+def move_into(moves, home):
+    """Move each file of `moves` ({file: folder}, a profile's `sandbox.moveInto`) into
+    its folder, which the jail writes, and leave a link to it in its place: a program
+    that saves a file by a temporary file beside it and a rename (Claude Code's
+    ~/.claude.json) can then save it from a jail, through the link, and every other
+    program still finds it where it was. Once: a link there already is left alone, and
+    so is a file the folder already holds of that name. A file that is not there gets
+    the link alone (the program makes the file through it)."""
+    for item, into in moves.items():
+        path = expand(item, home)[0].rstrip("/")
+        folder = expand(into, home)[0].rstrip("/")
+        if os.path.islink(path) or (os.path.lexists(path) and not os.path.isfile(path)):
+            continue
+        target = os.path.join(folder, os.path.basename(path))
+        try:
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            if os.path.lexists(path):
+                if os.path.lexists(target):
+                    log.warning("%s is not moved into %s: %s is there already", path, folder, target)
+                    continue
+                passing = target + ".roost-move"
+                shutil.copy2(path, passing)
+                with open(passing, "rb") as handle:
+                    os.fsync(handle.fileno())
+                os.rename(passing, target)
+            link = path + ".roost-link"
+            if os.path.lexists(link):
+                os.unlink(link)
+            os.symlink(os.path.relpath(target, os.path.dirname(path)), link)
+            os.rename(link, path)        # the file's name now leads to its new place, at once
+            log.warning("moved %s into %s and left a link in its place, so a jail may save it", path, folder)
+        except OSError as error:
+            log.warning("cannot move %s into %s for a jail: %s", path, folder, error)
+
+
 def file_notes(profile, home):
     """What `roost doctor` says of a profile's `sandbox.write` files: a file (not a link)
     in a folder the jail does not write cannot be replaced there (an agent that saves it
@@ -188,10 +224,11 @@ def file_notes(profile, home):
     items = sandbox.get("write") if isinstance(sandbox, dict) else None
     if not isinstance(items, list):
         return []
+    moved = sandbox.get("moveInto") if isinstance(sandbox.get("moveInto"), dict) else {}
     folders = [item for item in items if isinstance(item, str) and item.endswith("/")]
     notes = []
     for item in items:
-        if not isinstance(item, str) or item.endswith("/") or glob.has_magic(item):
+        if not isinstance(item, str) or item.endswith("/") or glob.has_magic(item) or item in moved:
             continue
         path = expand(item, home)[0]
         if os.path.islink(path) or not os.path.isfile(path):
