@@ -57,7 +57,11 @@ def session_of(daemon, job_id):
 def back(daemon, job_id, old_pid):
     wait_row(daemon, job_id, lambda current: current["status"] == "waiting" and current["pid"] != old_pid,
              what=f"job {job_id} back", timeout=20)
-    return output(daemon.home, job_id)
+    # The screen rebuilt from the log waits at the old run's prompt already: the new run
+    # is back once it has said who it is (each run prints its mark after what it resumed).
+    mark = f"mark {job_record(daemon.home, job_id)['name']}"
+    return wait_for(lambda: output(daemon.home, job_id).count(mark) == 2 and output(daemon.home, job_id),
+                    what=f"job {job_id}'s new run to speak", timeout=20)
 
 
 def test_two_jobs_in_one_folder_each_resume_their_own_session(daemon, tmp_path):
