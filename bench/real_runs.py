@@ -73,9 +73,12 @@ class Daemon:
         self.home = os.path.join(folder, "roost")
         os.makedirs(self.home, mode=0o700, exist_ok=True)
         # No profile of its own (the built-in ones run); the agents' install is under /tmp,
-        # which their jails see only read-only, as a user's would be.
+        # which their jails see only read-only, as a user's would be. ROOST_TRY_UNJAILED=1:
+        # every job without a jail, to set the figures beside a jailed run's.
+        sandbox = (False if os.environ.get("ROOST_TRY_UNJAILED") == "1"
+                   else {"read": [os.environ.get("REALAGENTS_ROOT", "/tmp/realagents")]})
         with open(os.path.join(self.home, "roost.json"), "w") as handle:
-            json.dump({"sandbox": {"read": [os.environ.get("REALAGENTS_ROOT", "/tmp/realagents")]}}, handle)
+            json.dump({"sandbox": sandbox}, handle)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": folder, "LANG": "C.UTF-8",
                "ROOST_HOME": self.home, "PYTHONPATH": ROOT}
         self.log = open(os.path.join(folder, "daemon.err"), "wb")
