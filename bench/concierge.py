@@ -20,6 +20,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
+from roost.clock import now_ms  # noqa: E402
 from roost.concierge.digests import DEFAULT_BYTES, build  # noqa: E402
 
 BIG_ROWS = 500
@@ -56,7 +57,7 @@ def build_big():
     timings, text = [], ""
     for _ in range(BUILDS):
         started = time.perf_counter()
-        text, _ = build(events, rows, orders, [], set())
+        text, _ = build(events, rows, orders, [], set(), now=now_ms())
         timings.append((time.perf_counter() - started) * 1000)
     timings.sort()
     return {"median_ms": round(timings[len(timings) // 2], 2), "max_ms": round(timings[-1], 2),
@@ -73,7 +74,7 @@ def busy_hour():
     conductor = 0
     for at in change_times:
         while beats and beats[0] <= at:      # the conductor's heartbeats before this change
-            text, _ = build(feed, rows, [], [], set(), limit=1 << 30)
+            text, _ = build(feed, rows, [], [], set(), limit=1 << 30, now=now_ms())
             conductor += len(text.encode())
             beats.pop(0)
         row = rows[rng.randrange(FLEET)]
@@ -86,11 +87,11 @@ def busy_hour():
         feed.append(event)
         waits = {f"{r['id']}:{r['stateSince']}" for r in rows if r["status"] == "waiting"}
         said &= waits
-        text, new = build([event], rows, [], [], said, changed={row["id"]})
+        text, new = build([event], rows, [], [], said, changed={row["id"]}, now=now_ms())
         said |= new
         ours += len(text.encode())
     for _ in beats:
-        text, _ = build(feed, rows, [], [], set(), limit=1 << 30)
+        text, _ = build(feed, rows, [], [], set(), limit=1 << 30, now=now_ms())
         conductor += len(text.encode())
     return {"roost_bytes": ours, "roost_digests": CHANGES, "conductor_bytes": conductor,
             "conductor_reads": HEARTBEATS}

@@ -8,9 +8,11 @@ The frames: valid ops with mutated arguments (wrong types, huge numbers, deep ne
 lone surrogates, control characters, long strings, fields left out or added), broken
 JSON (cut, bytes flipped, invalid UTF-8), raw numbers that overflow, nesting past the
 limit, long lines. After each batch it checks that the daemon still answers `ping` on a
-new connection; it fails on any answer that is an internal error, on a daemon (or an
-MCP server) that stops answering, and on a traceback in the daemon's log. The seed is
-printed; the same seed sends the same frames.
+new connection; it fails on any answer that is an internal error, on an answer that does
+not carry its request's own id (a well-formed request's, whatever its numbers: issue
+28; null for a line that is not a JSON object), on a daemon (or an MCP server) that
+stops answering, and on a traceback in the daemon's log. The seed is printed; the same
+seed sends the same frames.
 """
 
 import argparse
@@ -300,6 +302,28 @@ class Sender:
         self.sock = self.reader = None
 
 
+MAX_LINE = 4 * 1024 * 1024
+
+
+def _refuse_constant(name):
+    raise ValueError(name)
+
+
+def expected_id(frame):
+    """The id the answer to `frame` must carry: the request's own when the frame is a JSON
+    object the daemon can read (one line of at most 4 MiB, UTF-8), null otherwise (and
+    for an id that is an object or a list)."""
+    if len(frame) > MAX_LINE:
+        return None
+    try:
+        request = json.loads(frame.decode("utf-8"), strict=False, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(request, dict) or isinstance(request.get("id"), (dict, list)):
+        return None
+    return request.get("id")
+
+
 def fuzz_daemon(daemon, rng, frames, job_id, token, report):
     mutator = Mutator(rng, job_id, token)
     sender = Sender(daemon)
@@ -317,6 +341,9 @@ def fuzz_daemon(daemon, rng, frames, job_id, token, report):
             codes[code] = codes.get(code, 0) + 1
             if code == "internal":
                 problems.append((answer.get("error"), frame[:300]))
+            want = expected_id(frame)
+            if answer.get("id") != want:
+                problems.append((f"answered with id {answer.get('id')!r}, not its own {want!r}", frame[:300]))
         if number % 50 == 49:
             sender.close()          # a new connection now and then: a hello or a speak_for sticks
         if (number + 1) % BATCH == 0:

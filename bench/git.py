@@ -4,7 +4,7 @@ dulwich and the git CLI can both do, what each costs (the figures behind the cho
 roost/git/).
 
 roost runs as the daemon runs it: in a process of its own under the daemon's gevent
-patching, with dulwich's work on the threadpool (`git.use_threadpool()`); it times each
+patching, with dulwich's work on the threadpool (`roost.blocking.use_threadpool()`); it times each
 call itself and answers over a pipe. The floor is the git command a person would type,
 timed from fork to exit. The two alternate, round by round, on the same repository.
 
@@ -89,9 +89,10 @@ def serve():
     from roost.daemon import patching
 
     patching.patch()
+    from roost import blocking
     from roost import git as roost_git
 
-    roost_git.use_threadpool()
+    blocking.use_threadpool()
     for line in sys.stdin:
         request = json.loads(line)
         started = time.perf_counter()
@@ -99,6 +100,8 @@ def serve():
             repo = roost_git.repository_of(request["root"])
             if request["op"] == "spawn":        # one run of git: gevent's subprocess, roost's runner
                 answer = spawn_costs(request["root"])
+            elif request["op"] == "jail":       # a run in a tree's files: jailed, and with the settings alone
+                answer = jail_costs(repo, request["path"])
             elif request["op"] == "add":        # what the board's prepare does
                 base = roost_git.checked_out_branch(repo)
                 branch = roost_git.task_branch(repo, request["id"], request["title"])
@@ -125,6 +128,35 @@ def spawn_costs(root):
     return {"subprocess_ms": _median_ms(lambda: patched_subprocess.run(argv, capture_output=True), READ_RUNS),
             "roost_ms": _median_ms(lambda: command.run(["rev-parse", "HEAD"], root), READ_RUNS),
             "rss_mib": round(rss / 1024)}
+
+
+def jail_costs(repo, path):
+    """`git status` of a worktree and `git merge-tree` of two commits, through roost.git,
+    in their jail (jail.py) and with the settings alone (what runs where bwrap cannot)."""
+    from roost.git import command, jail
+
+    place = roost_git_checkout(repo, path)
+    runs = {"status_ms": (["--no-optional-locks", "status", "--porcelain=v1", "-z"], place),
+            "merge_tree_ms": (["merge-tree", "--write-tree", "--name-only", "main", "work"], repo.root)}
+    jailed, alone = jail.Jails(), jail.Jails()
+    alone.works = False
+    times = {mode: {key: [] for key in runs} for mode in ("jailed", "settings")}
+    for round_number in range(READ_RUNS + 1):       # the modes alternate, run by run
+        for mode, jails in (("jailed", jailed), ("settings", alone)):
+            command._jails = jails
+            for key, (args, cwd) in runs.items():
+                started = time.perf_counter()
+                command.run(args, cwd)
+                if round_number:                    # the first round warms the caches
+                    times[mode][key].append((time.perf_counter() - started) * 1000)
+    return {mode: {key: round(statistics.median(values), 3) for key, values in by_key.items()}
+            for mode, by_key in times.items()}
+
+
+def roost_git_checkout(repo, path):
+    from roost import git as roost_git
+
+    return roost_git.checkout_of(repo, path)
 
 
 def summary(times):
@@ -259,6 +291,13 @@ def measure():
         figures["land_update_ref"] = measure_land(roost, repo, old, "ff", checked_out=False)
         figures["reads"] = measure_reads(repo, scratch)
         figures["spawn"] = {key: value for key, value in roost.call(op="spawn", root=repo).items() if key != "ms"}
+        figures["jail"] = {key: value for key, value in
+                           roost.call(op="jail", root=repo, path=os.path.join(scratch, "branch")).items() if key != "ms"}
+        figures["jail"]["floor"] = {
+            "status_ms": _median_ms(lambda: git(os.path.join(scratch, "branch"), "status", "--porcelain=v1", "-z"),
+                                    READ_RUNS),
+            "merge_tree_ms": _median_ms(lambda: git(repo, "merge-tree", "--write-tree", "--name-only", "main", "work"),
+                                        READ_RUNS)}
         figures["git"] = git(scratch, "--version")
         return figures
     finally:
@@ -292,6 +331,20 @@ def report(figures):
     lines += ["", f"One run of `git rev-parse HEAD` under the daemon's patching (a {spawn['rss_mib']} MiB process): "
               f"{spawn['subprocess_ms']} ms through gevent's `subprocess`, {spawn['roost_ms']} ms through roost's "
               "posix_spawn runner (roost/git/process.py); gevent forks in Python, so its cost grows with the process."]
+    jail = figures.get("jail")
+    if jail:
+        lines += ["", "A git run that reads or writes a tree's files runs nothing a repository configures: in a jail "
+                  "of its own (bubblewrap, with the repository's plain config; roost/git/jail.py), or where bwrap "
+                  "cannot work with the settings alone (each driver the config names switched off, one more run "
+                  "of `git config` to list them). Medians of "
+                  f"{READ_RUNS} runs each, roost's under the daemon's patching:", "",
+                  "| run | git by hand | roost, settings alone | roost, jailed | the jail's cost |",
+                  "|---|---:|---:|---:|---:|"]
+        for key, name in (("status_ms", "`git status` of a worktree (10,000 files)"),
+                          ("merge_tree_ms", "`git merge-tree --write-tree` of base and a 10-commit branch")):
+            cost = jail["jailed"][key] - jail["settings"][key]
+            lines.append(f"| {name} | {jail['floor'][key]} ms | {jail['settings'][key]} ms | "
+                         f"{jail['jailed'][key]} ms | {cost:+.2f} ms |")
     return "\n".join(lines)
 
 

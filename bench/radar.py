@@ -73,10 +73,11 @@ def serve(scratch, repo, trees):
     patching.patch()
     import gevent
 
+    from roost import blocking
     from roost import git as roost_git
     from roost.daemon.services import Services
 
-    roost_git.use_threadpool()
+    blocking.use_threadpool()
     home = os.path.join(scratch, "h")
     os.mkdir(home, 0o700)
     services = Services(home, os.path.join(home, "roost.sock"), 0o022)

@@ -23,6 +23,7 @@ sys.path.insert(0, HERE)
 
 SUITES = [
     ("wire", "The wire: ping over the socket"),
+    ("contracts", "The ops' contracts: a request's arguments checked against its op's row"),
     ("startup", "CLI start-up"),
     ("jobs", "Jobs: idle cost, spawn, ping under load"),
     ("pty_spawn", "A job's pty: the keeper's spawn against pexpect.spawn"),
@@ -37,7 +38,9 @@ SUITES = [
     ("schedules", "Schedules: 1000 held, idle CPU, how late a due run starts"),
     ("concierge", "The concierge's digests: one over 500 sessions, and an hour of a busy fleet"),
     ("hub", "The hub: 500 jobs, 20 of them printing"),
+    ("web", "roost web: first paint at 500 jobs, a change to the page, idle pages, beside the hub"),
     ("radar", "The overlap radar: 20 worktrees of a 10,000-file repository"),
+    ("unread", "Unread answers: one job's eight connections that never read"),
     ("hosts", "Other machines: `roost --host` over ssh (a real sshd on 127.0.0.1)"),
 ]
 # Sections a script of their own measures (not `scripts/bench`: they need what CI has

@@ -35,6 +35,7 @@ sys.path.insert(0, ROOT)
 
 import gevent  # noqa: E402
 
+from roost.clock import Clock  # noqa: E402
 from roost.jobs.registry import JobRegistry  # noqa: E402
 from roost.jobs.timeline import Timelines  # noqa: E402
 from roost.term.terminal import Terminal  # noqa: E402
@@ -124,7 +125,7 @@ class _Recorder:
     def __init__(self, directory):
         home = tempfile.mkdtemp(dir=directory)
         os.makedirs(os.path.join(home, "jobs"))
-        self.registry = JobRegistry(home, bus=None)
+        self.registry = JobRegistry(home, None, Clock(gevent.spawn_later))
         self.job = self.registry.create({"name": "bench"}, {"argv": ["cat"]})
         self.timelines = Timelines(self.registry)
         self.row = self.job.row()

@@ -21,6 +21,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+import gevent  # noqa: E402
+
+from roost.clock import Clock  # noqa: E402
 from roost.jobs.origins import ProcessOrigins  # noqa: E402
 from roost.jobs.record import Job  # noqa: E402
 from roost.jobs.registry import JobRegistry  # noqa: E402
@@ -51,7 +54,7 @@ def _timed(fn, prepare=None):
 
 
 def _registry(roots):
-    registry = JobRegistry("/nonexistent", None)
+    registry = JobRegistry("/nonexistent", None, Clock(gevent.spawn_later))
     for number, process in enumerate(roots):
         job_id = f"j{number}"
         registry.jobs[job_id] = Job({"id": job_id, "name": f"job{number}", "pid": process.pid, "launch": {}})

@@ -1,36 +1,23 @@
-"""Reading a request's arguments (the ops', and the launcher's DispatchArgs): each helper
-returns the value or raises bad_request with a sentence that names the field."""
+"""Reading one argument in an op's body, for an op whose contract is not written yet:
+each helper returns the value or raises bad_request with a sentence that names the
+field. They are roost.contract's types used one field at a time; an op with a contract
+in its row (roost.ops) receives its arguments checked and reads none of these."""
 
 from roost import controls
+from roost.contract import REQUIRED, Anything, Choice, Flag, Integer, ListOf, Number, Shape, Text
 from roost.errors import bad_request
 
-_MISSING = object()
+_MISSING = REQUIRED
 
 
-def _absent(name, default):
-    """What an absent (or null) argument stands for: its default, or a refusal."""
-    if default is _MISSING:
-        raise bad_request(f"{name} is required")
-    return default
+def _read(field, args, name):
+    return Shape({name: field}).check_fields(args)[name]
 
 
 def text(args, name, default=_MISSING, min_length=0, trim=False, typed=None):
     """A string. `typed` (the words that name it, e.g. "reply text"): it will be typed
-    into a terminal, so a control character in it is refused (issue 16), at its index in
-    the text as given."""
-    value = args.get(name)
-    if value is None:
-        return _absent(name, default)
-    if not isinstance(value, str):
-        raise bad_request(f"{name} must be a string")
-    if typed:
-        check_typed(value, typed)
-    if trim:
-        value = value.strip()
-    if len(value) < min_length:
-        raise bad_request(f"{name} must not be empty" if min_length == 1 else
-                          f"{name} needs at least {min_length} characters")
-    return value
+    into a terminal, so a control character in it is refused (issue 16)."""
+    return _read(Text(min_length=min_length, trim=trim, typed=typed, default=default), args, name)
 
 
 def check_typed(value, what):
@@ -43,61 +30,25 @@ def check_typed(value, what):
 
 
 def flag(args, name, default=False):
-    value = args.get(name, None)
-    if value is None:
-        return default
-    if not isinstance(value, bool):
-        raise bad_request(f"{name} must be true or false")
-    return value
+    return _read(Flag(default=default), args, name)
 
 
 def integer(args, name, default=_MISSING, minimum=None, digits_ok=False, maximum=None):
     """An integer (bool refused); `digits_ok` also takes a string of digits (task ids)."""
-    value = args.get(name)
-    if value is None:
-        return _absent(name, default)
-    if digits_ok and isinstance(value, str) and value.isdigit():
-        value = int(value)
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise bad_request(f"{name} must be an integer")
-    if minimum is not None and value < minimum:
-        raise bad_request(f"{name} must be at least {minimum}")
-    if maximum is not None and value > maximum:
-        raise bad_request(f"{name} must be at most {maximum}")
-    return value
+    return _read(Integer(minimum=minimum, maximum=maximum, digits_ok=digits_ok, default=default), args, name)
 
 
 def number(args, name, default=_MISSING):
-    value = args.get(name)
-    if value is None:
-        return _absent(name, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise bad_request(f"{name} must be a number")
-    return value
+    return _read(Number(default=default), args, name)
 
 
 def strings(args, name, default=_MISSING):
-    value = args.get(name)
-    if value is None:
-        return _absent(name, default)
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise bad_request(f"{name} must be a list of strings")
-    return value
+    return _read(ListOf(Text(), default=default), args, name)
 
 
 def mapping(args, name, default=_MISSING):
-    value = args.get(name)
-    if value is None:
-        return _absent(name, default)
-    if not isinstance(value, dict):
-        raise bad_request(f"{name} must be an object")
-    return value
+    return _read(Anything(object=True, default=default), args, name)
 
 
 def choice(args, name, options, default=_MISSING):
-    value = text(args, name, default)
-    if value is not default and value not in options:
-        raise bad_request(f"{name} must be one of {', '.join(options)}")
-    return value
+    return _read(Choice(options, default=default), args, name)

@@ -4,6 +4,7 @@ ujson by default escapes '/' and non-ASCII; we turn both off so its bytes match 
 standard library's (and roost_agent.py's) output.
 """
 
+import json
 import re
 
 import ujson
@@ -101,6 +102,8 @@ def _check(value, finite_too, strings_too):
         elif isinstance(item, str):
             if strings_too:
                 _check_unicode(item)
+        elif isinstance(item, RawNumber):
+            raise ValueError(f"a number too large for a double ({item.text[:40]} reads as Infinity)")
         elif isinstance(item, (dict, list)):
             if depth > MAX_DEPTH:
                 raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
@@ -112,6 +115,59 @@ def _check(value, finite_too, strings_too):
             else:
                 children = item
             stack.extend((child, depth + 1) for child in children)
+
+
+class RawNumber:
+    """A number of a line read by `decode_loosely` that no double can hold (1e400): kept
+    as its text, so that an answer can carry it back as the client wrote it."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+
+def _float(text):
+    value = float(text)
+    return value if value not in (float("inf"), float("-inf")) else RawNumber(text)
+
+
+def _no_constants(name):
+    raise ValueError(f"{name} is not JSON")
+
+
+def decode_loosely(data):
+    """A line `decode` refused, read by the standard library's decoder when it is JSON at
+    all (strict UTF-8, no NaN or Infinity): its values as they are (an integer of any
+    size, a lone surrogate, nesting past MAX_DEPTH), a number no double holds as a
+    RawNumber; None when it is not JSON. The server reads a request's id from it, so that
+    every well-formed request is answered with its own id, whatever its numbers."""
+    try:
+        text = data if isinstance(data, str) else str(data, "utf-8")
+        return json.loads(text, parse_float=_float, parse_constant=_no_constants)
+    except (ValueError, RecursionError):
+        return None
+
+
+def as_json(value):
+    """`value` (from `decode_loosely`) written back as JSON text, exactly as given for a
+    RawNumber; a lone surrogate as its escape."""
+    if isinstance(value, RawNumber):
+        return value.text
+    return json.dumps(value)
+
+
+def unholdable(value):
+    """Why `value` (decoded by the standard library from a line `decode` refused) cannot
+    be held as roost holds a request's values, or None when it can."""
+    try:
+        _check(value, True, True)
+    except ValueError as error:
+        return str(error)
+    return None
 
 
 def _check_unicode(text):

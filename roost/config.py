@@ -49,3 +49,8 @@ class Config:
 
     def get(self, key, default=None):
         return self.current().get(key, default)
+
+    def positive(self, key, default):
+        """A number above 0 roost.json gives for `key`, else `default`."""
+        value = self.get(key)
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else default

@@ -9,9 +9,9 @@ loaded, so fields this version does not know survive. A damaged file is set asid
 `<name>.corrupt-<time>`, logged and remembered (status lists it), never silently
 replaced by an empty state.
 
-Under gevent the blocking part (write + fsync) runs in the hub's threadpool, so one
-slow disk does not stall every connection. Outside gevent (the keeper, the CLI) it runs
-inline. The daemon turns the threadpool on with `use_threadpool()`.
+Under gevent the blocking part (write + fsync) runs in the hub's threadpool (the one
+seam, roost.blocking), so one slow disk does not stall every connection. Outside gevent
+(the keeper, the CLI) it runs inline.
 """
 
 import errno
@@ -21,50 +21,30 @@ import shutil
 import threading
 import time
 
-from roost import codec
+from roost import blocking, codec
 from roost.unix.files import fsync_dir, open_own, write_atomic
 
 log = logging.getLogger(__name__)
 
-_run_blocking = None          # set by use_threadpool(); None: call inline
 _corrupt_lock = threading.Lock()
 corrupt_files = []            # paths set aside in this process's life (for status)
 
 
-def use_threadpool():
-    """Route fsync-heavy work through gevent's threadpool (daemon only)."""
-    global _run_blocking
-    import gevent
-
-    pool = gevent.get_hub().threadpool
-
-    def run(fn, *args):
-        return pool.apply(fn, args)
-
-    _run_blocking = run
-
-
-def _blocking(fn, *args):
-    if _run_blocking is None:
-        return fn(*args)
-    return _run_blocking(fn, *args)
-
-
 def write_bytes(path, data, mode=0o600):
     """Replace `path` with `data`, durably. Returns once it is on disk."""
-    _blocking(write_atomic, path, bytes(data), mode)
+    blocking.call(write_atomic, path, bytes(data), mode)
 
 
 def write_json(path, value, mode=0o600):
     """Replace `path` with `value` as JSON, durably. `value` should carry "version"."""
     data = codec.encode_pretty(value).encode("utf-8") + b"\n"
-    _blocking(write_atomic, path, data, mode)
+    blocking.call(write_atomic, path, data, mode)
 
 
 def append_bytes(path, data, mode=0o600):
     """Append `data` to `path`, durably (an append-only log, the event feed's): returns
     once it is on disk. A crash may leave a torn last line, which its reader drops."""
-    _blocking(_append, path, bytes(data), mode)
+    blocking.call(_append, path, bytes(data), mode)
 
 
 class OpenLog:
@@ -80,7 +60,7 @@ class OpenLog:
 
     def append(self, data):
         """Append `data`, durably: returns once it is on disk."""
-        _blocking(self._append, bytes(data))
+        blocking.call(self._append, bytes(data))
 
     def _append(self, data):
         if self._fd is None:
@@ -104,7 +84,7 @@ class OpenLog:
 def append_many(appends, mode=0o600):
     """Append each (path, data) and fdatasync it, all in one blocking call: a batch of
     records to several logs (the reply books') costs one trip to the threadpool."""
-    _blocking(_append_many, appends, mode)
+    blocking.call(_append_many, appends, mode)
 
 
 def _append_many(appends, mode):
@@ -114,7 +94,7 @@ def _append_many(appends, mode):
 
 def truncate(path, size):
     """Cut a log roost owns back to `size` bytes, durably (a fold of a log)."""
-    _blocking(truncate_now, path, size)
+    blocking.call(truncate_now, path, size)
 
 
 def truncate_now(path, size):
@@ -216,4 +196,4 @@ def remove_tree(path):
             if error.errno != errno.ENOENT:
                 raise
 
-    _blocking(remove)
+    blocking.call(remove)

@@ -1,30 +1,27 @@
-"""docs/protocol.md, generated from the code: every op of the op table (roost.ops.OPS)
-with its callers (roost.ops.callers REFUSED, and ACTIONS for an op with actions), the
-arguments and result fields its own code reads and returns, and the codes it refuses
-with; and the protocol's milestones (M9, M43, ...) the code names, each with a line.
+"""docs/protocol.md, generated from the op table: every op's row (roost.ops.ROWS) with
+its callers (roost.ops.callers REFUSED, and ACTIONS for an op with actions), its
+arguments, its result and the codes it may answer, as the daemon checks them
+(roost.contract); the shapes they share; the error codes (roost.errors.CODES); and the
+protocol's milestones (M9, M43, ...) the code names, each with a line.
 
     .venv/bin/python scripts/protocol_doc.py           # print it
     scripts/docs                                       # write docs/protocol.md
 
-The arguments and fields are read off each op's source (its `read.*(call.args, "x")`
-calls, `call.args.get("x")`, its `return {...}`, and those of the helpers of its module
-it hands `call` to): what an op passes on whole is named as such, not guessed at.
-tests/test_protocol_doc.py fails when docs/protocol.md and the tables drift apart, or
-when the code names a milestone MILESTONES does not describe.
+tests/test_protocol_doc.py fails when docs/protocol.md and the rows drift apart, or when
+the code names a milestone MILESTONES does not describe.
 """
 
-import ast
 import inspect
 import os
 import re
 import sys
-import textwrap
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from roost import ops  # noqa: E402
-from roost.ops import agents, callers  # noqa: E402
+from roost import errors, ops  # noqa: E402
+from roost.contract import LEFT_OUT, REQUIRED, ListOf, MapOf, Shape  # noqa: E402
+from roost.ops import callers  # noqa: E402
 
 TARGET = os.path.join(ROOT, "docs", "protocol.md")
 CALLERS = (callers.PERSON, callers.CONCIERGE, callers.SESSION, callers.UNREGISTERED, callers.IN_JOB)
@@ -34,9 +31,17 @@ MILESTONE = re.compile(r"\bM(\d{1,3})\b")
 
 # What each milestone the code names is, from the protocol's text.
 MILESTONES = {
+    8: "context and thinking on a row: how full the session's context window is (`ContextInfo`)",
     9: "worker reports: a worker connection's run (or a user turn) ended (`WorkerReport`); `agentItems`: "
        "agent messages and reports with acks item by item",
+    10: "a session's own git worktree (`DispatchArgs.worktree`, a row's `worktree`)",
     13: "`parentOpen` on a row: someone holds the parent session now",
+    16: "a session's pull requests on its row (`prs`)",
+    18: "the agent a session runs as (`DispatchArgs.agent`)",
+    24: "what a session spent, as it reports it (`usage`)",
+    26: "one task, several models: the sessions started together share a `fanout` id",
+    28: "a reply steers into the work under way or waits for it (`mode`)",
+    29: "the agent that runs a job (`profile` on its row)",
     30: "profiles: a level 0 agent started from a profile (`DispatchArgs.profile`), `resumeCommand`",
     31: "the protocol's draft version 1: `hello`, capabilities (a daemon before it answers `hello` "
         "with `bad_request`)",
@@ -48,6 +53,7 @@ MILESTONES = {
     45: "suggested answers: a waiting row's `suggested`, the concierge's policy and `concierge-reply`",
     46: "standing orders: `concierge-order` add, rm, list",
     47: "the task board: the `tasks` capability and the `task` op",
+    48: "a job started on a task (`task` on its row) and the replies waiting for it (`queued`)",
     49: "who may call what: the hub's ops refused (`unsupported`) to a session's connection",
     50: "messages from other sessions: `onMessage`, an agent reached by its job",
     52: "projects: a task is for a git repository (`project`), or for any session",
@@ -62,172 +68,136 @@ MILESTONES = {
 }
 
 
-# What roost adds to the spec's types, with the values as the code has them:
-# (types, field, its type, what it is).
-ADDED_FIELDS = (
-    ("JobRow, WorkerReport", "waitingFor",
-     lambda: " \\| ".join(f'`"{value}"`' for value in agents.WAITING_FOR) + " \\| `null`",
-     "issue 19: `limit`, the agent stopped at its usage limit (a profile's `term.limit` read it, or the "
-     "agent reported it)"),
-    ("JobRow, WorkerReport", "resetsAt", lambda: "`number \\| null`",
-     "issue 19: when that limit resets (ms since the epoch); null when the screen gives no time roost can "
-     "read, and on every row not at a limit"),
-)
+def cell(text):
+    return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-class OpSource:
-    """What an op's source shows: the arguments it reads, the fields it returns, the
-    codes it raises, whether it passes the arguments on whole."""
-
-    def __init__(self, fn):
-        self.fn = fn
-        module = sys.modules[fn.__module__]
-        self.module_path = os.path.relpath(inspect.getsourcefile(module), ROOT)
-        tree = ast.parse(textwrap.dedent(inspect.getsource(module)))
-        self.helpers = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
-        self.args, self.fields, self.codes, self.passed_on = [], [], set(), []
-        seen = set()
-        self._read(self.helpers[fn.__name__], seen)
-
-    def _read(self, function, seen):
-        if function.name in seen:
-            return
-        seen.add(function.name)
-        self.names = _named_strings(function)
-        for node in ast.walk(function):
-            if isinstance(node, ast.Call):
-                self._call(node, seen)
-            elif isinstance(node, ast.Subscript) and _is_call_args(node.value):
-                key = _string(node.slice)
-                if key:
-                    self._arg(key, True)
-            elif isinstance(node, ast.Return) and isinstance(node.value, ast.Dict) and function.name == self.fn.__name__:
-                for key in node.value.keys:
-                    if _string(key) and _string(key) not in self.fields:
-                        self.fields.append(_string(key))
-
-    def _call(self, node, seen):
-        name = _called(node)
-        if name in ("bad_request", "not_found"):
-            self.codes.add(name)
-        elif name == "RoostError" and node.args and _string(node.args[0]):
-            self.codes.add(_string(node.args[0]))
-        if node.args and _is_call_args(node.args[0]) and len(node.args) > 1:
-            keys = [_string(node.args[1])] if _string(node.args[1]) else self.names.get(_name(node.args[1]), [])
-            if keys and isinstance(node.func, ast.Attribute) and _root_name(node.func) == "read":
-                required = not any(keyword.arg == "default" for keyword in node.keywords)
-                for key in keys:
-                    self._arg(key, required, node.func.attr)
-                return
-        if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and _is_call_args(node.func.value):
-            if node.args and _string(node.args[0]):
-                self._arg(_string(node.args[0]), False)
-            return
-        if name in self.helpers and any(_is_call(arg) for arg in node.args):
-            names = self.names
-            self._read(self.helpers[name], seen)
-            self.names = names
-            return
-        if any(_is_call_args(arg) for arg in node.args) and name not in ("_arg",):
-            where = ast.unparse(node.func)
-            if where not in self.passed_on:
-                self.passed_on.append(where)
-
-    def _arg(self, key, required, kind=None):
-        for entry in self.args:
-            if entry[0] == key:
-                entry[1] = entry[1] or required
-                entry[2] = entry[2] or kind
-                return
-        self.args.append([key, required, kind])
-
-
-def _named_strings(function):
-    """name -> the strings it stands for in `function`: a parameter's default
-    (`name="id"`), a loop's variable over a tuple of strings."""
-    found = {}
-    arguments = function.args
-    for argument, default in zip(arguments.args[len(arguments.args) - len(arguments.defaults):], arguments.defaults):
-        if _string(default):
-            found[argument.arg] = [_string(default)]
-    for node in ast.walk(function):
-        if isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.iter, (ast.Tuple, ast.List)):
-            values = [_string(item) for item in node.iter.elts]
-            if _name(node.target) and all(values):
-                found[_name(node.target)] = values
-    return found
-
-
-def _name(node):
-    return node.id if isinstance(node, ast.Name) else None
-
-
-def _string(node):
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
-
-
-def _is_call(node):
-    return isinstance(node, ast.Name) and node.id == "call"
-
-
-def _is_call_args(node):
-    return isinstance(node, ast.Attribute) and node.attr == "args" and _is_call(node.value)
-
-
-def _called(node):
-    if isinstance(node.func, ast.Name):
-        return node.func.id
-    return node.func.attr if isinstance(node.func, ast.Attribute) else None
-
-
-def _root_name(node):
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else None
+def code_span(text):
+    return f"`{cell(text)}`"
 
 
 def who_may(rule):
-    allowed = [NAMES[caller] for caller in CALLERS if callers._refusal(rule, caller) is None]
-    refused = [f"{NAMES[caller]} (`{callers._refusal(rule, caller)}`)" for caller in CALLERS
-               if callers._refusal(rule, caller) is not None]
+    allowed = [NAMES[caller] for caller in CALLERS if callers.refusal(rule, caller) is None]
+    refused = [f"{NAMES[caller]} (`{callers.refusal(rule, caller)}`)" for caller in CALLERS
+               if callers.refusal(rule, caller) is not None]
     return f"Callers: {', '.join(allowed) or 'none'}. Refused: {', '.join(refused) or 'none'}."
 
 
-def summary(fn):
-    doc = inspect.getdoc(fn)
-    return " ".join(doc.split("\n\n")[0].split()) if doc else None
+def linked(text):
+    return MILESTONE.sub(lambda found: f"[M{found.group(1)}](#m{found.group(1)})", text)
 
 
-def op_section(name, fn):
-    source = OpSource(fn)
-    lines = [f"### `{name}`", "", f"In `{source.module_path}` (`{fn.__name__}`)"
+def summary(row):
+    doc = row.doc or inspect.getdoc(row.fn)
+    return linked(" ".join(doc.split("\n\n")[0].split())) if doc else None
+
+
+def _default(field):
+    default = field.default
+    if default in (REQUIRED, LEFT_OUT, None) or default == [] or default == {}:
+        return ""
+    return "default " + code_span(str(default).lower() if isinstance(default, bool) else default)
+
+
+def args_table(shape, skip=()):
+    """The fields of an argument shape: type, required, limit (and default), what it is."""
+    fields = [(name, field) for name, field in shape.fields.items() if name not in skip]
+    if not fields:
+        return ["No fields."]
+    lines = ["| Field | Type | Required | Limit | |", "|---|---|---|---|---|"]
+    for name, field in fields:
+        limit = ", ".join(part for part in (field.limit(), _default(field)) if part)
+        if field.lenient:
+            limit = ", ".join(part for part in (limit, "another type is ignored") if part)
+        lines.append(f"| `{name}` | {code_span(field.spec())} | {'yes' if field.required else 'no'} | "
+                     f"{cell(limit)} | {cell(linked(field.doc or ''))} |")
+    return lines
+
+
+def result_table(shape):
+    if shape.name:
+        return [f"`{shape.name}` (see [shared shapes](#shared-shapes))."]
+    if not shape.fields:
+        return ["No fields."]
+    lines = ["| Field | Type | Required | |", "|---|---|---|---|"]
+    for name, field in shape.fields.items():
+        lines.append(f"| `{name}` | {code_span(field.spec())} | {'yes' if field.required else 'no'} | "
+                     f"{cell(linked(field.doc or ''))} |")
+    return lines
+
+
+def codes_line(codes):
+    return "Codes: " + ", ".join(f"`{code}`" for code in sorted(codes - {errors.INTERNAL}) + [errors.INTERNAL]) + "."
+
+
+def op_section(name, row):
+    module = os.path.relpath(inspect.getsourcefile(row.fn), ROOT)
+    lines = [f"### `{name}`", "", f"In `{module}` (`{row.fn.__name__}`)"
              + (", answered at once on the reading connection (`quick`)." if name in ops.QUICK else ".")]
-    text = summary(fn)
+    text = summary(row)
     if text:
-        lines += ["", MILESTONE.sub(lambda found: f"[M{found.group(1)}](#m{found.group(1)})", text)]
-    lines += ["", who_may(callers.REFUSED[name])]
-    actions = callers.ACTIONS.get(name)
-    if actions:
-        lines += ["", "Actions (`action`), each with its own callers after the op's:", "",
-                  "| action | callers | refused |", "|---|---|---|"]
-        for action in sorted(actions):
-            rule = actions[action]
-            allowed = ", ".join(NAMES[c] for c in CALLERS if callers._refusal(rule, c) is None) or "none"
-            refused = ", ".join(f"{NAMES[c]} (`{callers._refusal(rule, c)}`)" for c in CALLERS
-                                if callers._refusal(rule, c) is not None) or "none"
-            lines.append(f"| `{action}` | {allowed} | {refused} |")
-    lines += ["", "Arguments: " + (", ".join(
-        f"`{key}`{'' if required else '?'}" + (f" ({kind})" if kind else "") for key, required, kind in source.args)
-        or "none read by the op itself") + "."]
-    if source.passed_on:
-        named = [f"`{where}`" for where in source.passed_on]
-        lines.append("The arguments go on whole to " + " and ".join(named)
-                     + (", which reads the rest." if len(named) == 1 else ", which read the rest."))
-    lines += ["", "Result: " + (", ".join(f"`{field}`" for field in source.fields)
-                                if source.fields else "built by the code it calls (the op returns no dict literal)") + "."]
-    codes = sorted(source.codes | {code for code in (callers._refusal(callers.REFUSED[name], c) for c in CALLERS)
-                                   if code} | ({"bad_request"} if actions else set()))
-    lines += ["", "Codes: " + ", ".join(f"`{code}`" for code in codes + ["internal"]) + "."]
+        lines += ["", text]
+    lines += ["", who_may(row.callers or {})]
+    if row.by is not None:
+        lines += ["", f"Args: one of these, by `{row.by}`."]
+        for action_name, action in row.actions.items():
+            lines += ["", f"#### `{name}` {row.by} \"{action_name}\""]
+            if action.doc:
+                lines += ["", linked(action.doc)]
+            if action.callers is not None:
+                lines += ["", who_may(action.callers)]
+            lines += [""] + args_table(action.contract)
+            if action.result is not None:
+                lines += ["", "Result:", ""] + result_table(action.result)
+            lines += ["", codes_line(row.codes_for(action))]
+        if row.result is not None:
+            lines += ["", "Result (every action's, unless it says otherwise):", ""] + result_table(row.result)
+        return "\n".join(lines)
+    lines += ["", "Args:", ""]
+    if row.args is None:
+        lines += ["Not declared yet: read by the op itself (see its module)."]
+    elif row.args.name:
+        lines += [f"`{row.args.name}` (see [shared shapes](#shared-shapes))."]
+    else:
+        lines += args_table(row.args)
+    lines += ["", "Result:", ""] + (result_table(row.result) if row.result is not None else ["Not declared yet."])
+    lines += ["", codes_line(row.codes_for())]
+    return "\n".join(lines)
+
+
+def shared_shapes(rows):
+    """Every named shape the rows use, by name."""
+    found = {}
+
+    def walk(field):
+        if isinstance(field, Shape):
+            if field.name and field.name not in found:
+                found[field.name] = field
+            for inner in field.fields.values():
+                walk(inner)
+        elif isinstance(field, ListOf):
+            walk(field.item)
+        elif isinstance(field, MapOf):
+            walk(field.value)
+
+    for row in rows.values():
+        for shape in (row.args, row.result):
+            if shape is not None:
+                walk(shape)
+        for action in row.actions.values():
+            for shape in (action.args, action.result):
+                if shape is not None:
+                    walk(shape)
+    return dict(sorted(found.items()))
+
+
+def shape_section(name, shape):
+    lines = [f"#### `{name}`", ""]
+    if shape.doc:
+        lines += [linked(shape.doc), ""]
+    lines += args_table(shape)
+    if shape.open:
+        lines += ["", "Answers may carry fields of their own besides these."]
     return "\n".join(lines)
 
 
@@ -245,37 +215,54 @@ def named_milestones():
 
 
 def render():
-    table = ops.load()
-    spec_only = sorted(set(callers.REFUSED) - set(table))
+    ops.load()
+    rows = ops.ROWS
+    spec_only = sorted(set(callers.REFUSED) - set(rows))
     lines = [
         "# The protocol, op by op",
         "",
-        "Generated by `scripts/docs` from the op table (`roost/ops/`, `OPS`) and the callers' table",
+        "Generated by `scripts/docs` from the op table: each op's row (`roost/ops/`, `@op` and",
+        "`@action`: its arguments, result and codes, in `roost/contract` types) and the callers' table",
         "(`roost/ops/callers.py`, `REFUSED` and `ACTIONS`); `tests/test_protocol_doc.py` fails when",
-        "this file and the tables drift. Edit the code, then run `scripts/docs`.",
+        "this file and the rows drift. Edit the code, then run `scripts/docs`.",
         "",
         "A request is one JSON line `{id, op, args}` on the daemon's socket; the answer is",
-        "`{id, ok: true, result}` or `{id, ok: false, error, code}`. Every connection is one of five",
-        "callers (`roost/ops/callers.py`): a Person (a process outside every job that never identified",
-        "itself), an Unregistered agent (said `hello`, no accepted report yet), a Session (a report",
-        "accepted, or `peer_register`, or `speak_for`), the Concierge (the hub's own agent), and In a",
-        "job (a process inside a job that never identified itself: never the person). An op with no",
-        "row in the callers' table is refused to everyone. Arguments marked `?` may be left out; the",
-        "kind in brackets is how `roost/args.py` reads it. Any op may answer `internal` (a bug, logged",
-        "with its traceback).",
+        "`{id, ok: true, result}` or `{id, ok: false, error, code}`, with the request's own id",
+        "whatever its numbers (a line that is not a JSON object is answered with `id: null`).",
+        "Every connection is one of five callers (`roost/ops/callers.py`): a Person (a process",
+        "outside every job that never identified itself), an Unregistered agent (said `hello`, no",
+        "accepted report yet), a Session (a report accepted, or `peer_register`, or `speak_for`),",
+        "the Concierge (the hub's own agent), and In a job (a process inside a job that never",
+        "identified itself: never the person). An op with no row in the callers' table is refused",
+        "to everyone.",
         "",
-        "## Ops",
+        "The daemon checks a request's arguments against its op's row before the op runs: a",
+        "field of the wrong type, a missing one, or one out of its limits is `bad_request` naming",
+        "the field; fields a row does not name are ignored; JSON null is an absent field unless",
+        "its type says `null`. A number past 64 bits, one no double holds, or a lone surrogate,",
+        "anywhere in a request, is `bad_request` too. Types: `string`, `integer`, `number`,",
+        "`boolean`, `T[]`, `Record<string, T>`, `{ field?: T }` (`?`: may be left out), a quoted",
+        "value, `unknown` (any JSON, taken whole), and the shared shapes below.",
         "",
+        "## Error codes",
+        "",
+        "`roost/errors.py`: the closed set; every answer's `code` is one of these.",
+        "",
+        "| code | |",
+        "|---|---|",
     ]
-    for name in sorted(table):
-        lines += [op_section(name, table[name]), ""]
+    lines += [f"| `{code}` | {cell(linked(meaning))} |" for code, meaning in errors.CODES.items()]
+    lines += ["", "## Shared shapes", ""]
+    for name, shape in shared_shapes(rows).items():
+        lines += [shape_section(name, shape), ""]
+    lines += ["## Ops", ""]
+    for name in sorted(rows):
+        lines += [op_section(name, rows[name]), ""]
     if spec_only:
         lines += ["## Ops the callers' table names that this daemon does not offer", "",
                   "Refused as the table says, else answered `unsupported`: "
                   + ", ".join(f"`{name}`" for name in spec_only) + ".", ""]
-    lines += ["## Fields roost adds to the spec's types", "", "| in | field | type | what it is |", "|---|---|---|---|"]
-    lines += [f"| {types} | `{field}` | {kind()} | {what} |" for types, field, kind, what in ADDED_FIELDS]
-    lines += ["", "## Milestones", "",
+    lines += ["## Milestones", "",
               "The code names the protocol's milestones where a rule comes from one (`M47`); each is:", "",
               "| milestone | what it is | named in |", "|---|---|---|"]
     named = named_milestones()

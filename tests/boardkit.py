@@ -8,9 +8,9 @@ import pytest
 
 from conftest import wait_for
 from gitkit import commit_file, make_repo
+from peerkit import book
 from roost.client.connection import Refused
 from roost.errors import RoostError
-from test_peers import book
 
 
 def task_op(daemon_or_client, **args):

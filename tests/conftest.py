@@ -18,6 +18,10 @@ from roost.client.connection import Client, Lost  # noqa: E402
 PYTHON = sys.executable
 AGENTS = os.path.join(ROOT, "tests", "agents")
 
+# Every daemon a test starts checks each answer against its op's row (roost.ops: a field
+# or a code the row does not declare is answered `internal` and logged with a traceback).
+os.environ.setdefault("ROOST_CHECK_CONTRACTS", "1")
+
 
 def wait_for(predicate, timeout=10.0, interval=0.01, what="the condition"):
     """Poll `predicate` until it returns a true value; fail after `timeout` seconds."""
@@ -46,6 +50,10 @@ class DaemonProcess:
         self.home = home
         self.env = dict(os.environ)
         self.env.pop("ROOST_SOCKET", None)
+        # pytest-xdist's workers set these for their own report: a hub or a CLI started with
+        # this environment would take them for its terminal's size.
+        self.env.pop("COLUMNS", None)
+        self.env.pop("LINES", None)
         self.env.update({"ROOST_HOME": home, "PYTHONPATH": ROOT, "PYTHONUNBUFFERED": "1"})
         self.env.update(extra_env or {})
         self.socket = os.path.join(home, "roost.sock")
@@ -159,10 +167,16 @@ def tracebacks_in_log(home):
     return text if "Traceback" in text else ""
 
 
-@pytest.fixture
-def daemon(home):
-    process = DaemonProcess(home).start()
+def serving(process):
+    """A daemon fixture's life: `process` started, handed to the test, stopped; a
+    traceback in its log fails the test."""
+    process.start()
     yield process
     process.stop()
-    problems = tracebacks_in_log(home)
+    problems = tracebacks_in_log(process.home)
     assert not problems, "the daemon logged a traceback:\n" + problems[-4000:]
+
+
+@pytest.fixture
+def daemon(home):
+    yield from serving(DaemonProcess(home))

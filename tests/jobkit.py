@@ -3,8 +3,9 @@ finding a job's processes the way `stop` does (its identity in /proc/*/environ).
 
 import json
 import os
+import signal
 
-from conftest import AGENTS, PYTHON, wait_for
+from conftest import AGENTS, DaemonProcess, PYTHON, wait_for
 
 ROW_FIELDS = ("id", "cwd", "kind", "startedAt", "state", "pid", "status", "waitingFor",
               "sessionFile", "name", "endedAt", "summary", "question", "choices", "model",
@@ -96,3 +97,63 @@ def ticks(text):
     """The numbers of `tick N` lines (works_a_while.py) in order."""
     return [int(line.split()[1]) for line in text.replace("\r", "").split("\n")
             if line.startswith("tick ") and line.split()[1].isdigit()]
+
+
+def keeper_pid(home):
+    with open(os.path.join(home, "keeper.lock")) as handle:
+        return int(handle.read().split()[0])
+
+
+def power_cut(daemon, job_ids):
+    """Everything at once, as a reboot: the keeper, the daemon, every job's process."""
+    keeper = keeper_pid(daemon.home)
+    pids = [pid for job_id in job_ids for pid in job_processes(job_id)]
+    os.kill(keeper, signal.SIGKILL)
+    daemon.kill9()
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    wait_for(lambda: not alive(keeper) and not any(job_processes(job_id) for job_id in job_ids),
+             what="every process gone")
+
+
+def edit_schedules(home, change):
+    path = os.path.join(home, "schedules.json")
+    with open(path) as handle:
+        data = json.load(handle)
+    for record in data["schedules"]:
+        change(record)
+    with open(path, "w") as handle:
+        json.dump(data, handle)
+
+
+RUN_DAEMON = ("from roost.__main__ import run\n"
+              "sys.argv = ['roost', 'daemon', '--foreground']\n"
+              "sys.exit(run())\n")
+
+
+# The daemon, with each write of a job's record taking 0.3 s (a busy disk); patched after
+# gevent's patching, as ever.
+SLOW_RECORDS = """
+import sys, time
+from roost.daemon import patching
+original = patching.patch
+def patch():
+    original()
+    from roost import store
+    write = store.write_json
+    def slow(path, *args, **kwargs):
+        if path.endswith("job.json"):
+            time.sleep(0.3)
+        return write(path, *args, **kwargs)
+    store.write_json = slow
+patching.patch = patch
+from roost.daemon.main import main
+sys.exit(main([]))
+"""
+
+
+class SlowRecordsDaemon(DaemonProcess):
+    code = SLOW_RECORDS

@@ -3,15 +3,14 @@ source and by running it under bare interpreters (issue 4: standard library only
 Python 3.8, runs under `python3 -I -S`, writes nothing to stdout or stderr)."""
 
 import ast
-import glob
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
 
 from conftest import ROOT
+from protokit import interpreters
 
 AGENT_FILE = os.path.join(ROOT, "roost_agent.py")
 
@@ -156,32 +155,6 @@ def test_its_logger_has_a_null_handler_and_nothing_else():
               "print([type(h).__name__ for h in logging.getLogger('roost_agent').handlers])" % ROOT)
     out = subprocess.run([sys.executable, "-I", "-S", "-c", script], env={}, capture_output=True, timeout=30)
     assert out.stdout.decode().strip() == "['NullHandler']", out.stderr
-
-
-# The oldest Python 3 each supported base offers: 3.8 (the floor roost_agent.py keeps), and
-# 3.9, Debian bullseye's, the base of the release (scripts/release also runs the example
-# agent on bullseye's own 3.9).
-OLD_PYTHONS = ((3, 8), (3, 9))
-
-
-def interpreters():
-    """This test run's Python, and a real 3.8 and 3.9 where they are installed (pyenv or PATH)."""
-    found = [sys.executable]
-    for major, minor in OLD_PYTHONS:
-        name = f"python{major}.{minor}"
-        candidates = [shutil.which(name)] + sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{major}.{minor}*/bin/{name}")))
-        for candidate in candidates:
-            if not candidate:
-                continue
-            try:
-                check = subprocess.run([candidate, "-c", "import sys; print(sys.version_info[:2])"],
-                                       capture_output=True, timeout=30)
-            except OSError:
-                continue
-            if check.returncode == 0 and check.stdout.strip() == f"({major}, {minor})".encode():
-                found.append(candidate)
-                break
-    return found
 
 
 def run_isolated(python, code, env):

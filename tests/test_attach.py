@@ -1,7 +1,7 @@
 """peek and attach end to end: a real daemon, jobs started with the spec's `dispatch`,
 the ops on the socket and the CLI driven through a pty of the test's own."""
 
-import base64
+import fcntl
 import json
 import os
 import pty
@@ -10,11 +10,11 @@ import signal
 import struct
 import subprocess
 import termios
-import fcntl
 import time
 
 import pytest
 
+from attachkit import Attacher, encoded
 from conftest import AGENTS, PYTHON, wait_for
 from roost.client.connection import Refused
 
@@ -33,42 +33,6 @@ def row(daemon, job_id):
 def wait_waiting(daemon, job_id, timeout=15):
     return wait_for(lambda: row(daemon, job_id)["status"] == "waiting" and row(daemon, job_id),
                     timeout=timeout, what=f"job {job_id} to wait")
-
-
-def encoded(data):
-    return base64.b64encode(data).decode()
-
-
-class Attacher:
-    """An attach on a raw connection: collects the output events."""
-
-    def __init__(self, daemon, job_id, **size):
-        self.client = daemon.client()
-        self.job_id = job_id
-        self.result = self.client.call("attach", {"id": job_id, **size})
-        self.output = b""
-        self.detached = None
-
-    def pump_until(self, predicate, timeout=10, what="the output"):
-        deadline = time.monotonic() + timeout
-        while not predicate():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}; got {self.output[-400:]!r}")
-            self.client.sock.settimeout(max(0.01, deadline - time.monotonic()))
-            try:
-                event = self.client.next_event()
-            except OSError:
-                continue
-            if event.get("event") == "output" and event["id"] == self.job_id:
-                self.output += base64.b64decode(event["data"])
-            elif event.get("event") == "detached" and event["id"] == self.job_id:
-                self.detached = event["why"]
-
-    def send(self, data):
-        return self.client.call("attach-input", {"id": self.job_id, "data": encoded(data)})
-
-    def close(self):
-        self.client.close()
 
 
 def test_peek_shows_the_screen_and_its_last_lines(daemon):

@@ -11,8 +11,8 @@ import pytest
 
 from conftest import PYTHON, wait_for
 from jobkit import dispatch, output, row
+from peerkit import book, speaker
 from roost.client.connection import Refused
-from test_peers import book, speaker
 
 
 def repo(path):

@@ -10,8 +10,8 @@ import shutil
 
 from conftest import ROOT
 from jobkit import job_processes, write_config
-from test_agent_protocol import ProtoJob, ended
-from test_pi_extension import PI, jail_grants, model, offline_world, pytestmark, reported, user_texts  # noqa: F401
+from pikit import PI, jail_grants, model, offline_world, pytestmark, reported, user_texts  # noqa: F401
+from protokit import ProtoJob, ended
 
 
 def start(daemon, tmp_path, model, task):

@@ -60,8 +60,8 @@ def test_run_with_a_built_in_profile_needs_no_roost_json(daemon, tmp_path):
     # The task goes in claude's argv; the trust dialog comes first and reads as one.
     wait_for(lambda: claude.events(), what="the stand-in to start")
     # Before the task: roost's MCP server for Claude Code, and its tools allowed.
-    mcp_config, allowed, session_flag, session, task = claude.events()[0]["argv"]
-    assert task == "fix the test" and allowed.startswith("--allowedTools=mcp__roost__roost_peers,")
+    mcp_config, allowed, session_flag, session, dashes, task = claude.events()[0]["argv"]
+    assert (dashes, task) == ("--", "fix the test") and allowed.startswith("--allowedTools=mcp__roost__roost_peers,")
     # Its own conversation id (issue 19), the one its resume names.
     launch = job_record(daemon.home, job_id)["launch"]
     assert (session_flag, session) == ("--session-id", launch["sessionId"])
@@ -94,7 +94,7 @@ def test_a_roost_json_profile_replaces_the_built_in_one(daemon, tmp_path):
     assert by_name["claude"]["replaces"] == "built-in" and by_name["claude"]["command"] == ["my-claude", "--mine"]
     run(daemon, tmp_path, mine.env, "--profile", "claude", "the task")
     wait_for(lambda: mine.events(), what="roost.json's program to start")
-    assert mine.events()[0] == {"argv": ["--mine", "the task"]}
+    assert mine.events()[0] == {"argv": ["--mine", "--", "the task"]}
 
 
 def test_profiles_lists_the_built_in_ones_and_roost_jsons(daemon):

@@ -5,8 +5,8 @@ escapes them itself)."""
 
 import json
 
-from jobkit import job_token, dispatch, job_record
-from test_agent_protocol import start
+from jobkit import dispatch, job_token
+from protokit import start
 
 EVIL = "evil\x1b]0;pwned\x07\x1b[2J\x9b31m\u202e"
 SHOWN = "evil\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\u202e"

@@ -25,7 +25,7 @@ def test_commands_options_and_words(daemon):
     assert complete(daemon, "list", "--w") == ["--watch"]
     assert complete(daemon, "completion", "") == ["bash", "fish", "zsh"]
     assert complete(daemon, "task", "cl") == ["claim", "claim-paths", "cleanup"]
-    assert complete(daemon, "notify", "") == ["test"]
+    assert complete(daemon, "notify", "") == ["ntfy", "test"]
     assert complete(daemon, "nosuch", "") == []
 
 
@@ -69,3 +69,26 @@ def test_the_other_scripts(daemon, shell):
     if shutil.which(shell):
         checked = subprocess.run([shell, "-n"], input=script.encode(), capture_output=True)
         assert checked.returncode == 0, checked.stderr
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
+def test_bash_quotes_candidates_and_never_expands_them(daemon, tmp_path):
+    """A job named `*` completes as `\\*`, not as the files of the current directory; one
+    whose name holds `;` or `$(...)` is inserted quoted, never run (issue 26 item 5)."""
+    starred = dispatch(daemon, ["sleep", "60"], name="*")
+    hostile = dispatch(daemon, ["sleep", "60"], name="x;touch$(id)")
+    shim = tmp_path / "bin" / "roost"
+    shim.parent.mkdir()
+    shim.write_text(f"#!/bin/sh\nexec {PYTHON} -m roost \"$@\"\n")
+    shim.chmod(0o755)
+    here = tmp_path / "cwd"
+    here.mkdir()
+    for name in ("a-file-here", "another-file"):
+        (here / name).write_text("")
+    script = subprocess.run([PYTHON, "-m", "roost", "completion", "bash"], env=daemon.env,
+                            capture_output=True, check=True).stdout.decode()
+    probe = script + 'COMP_WORDS=(roost stop ""); COMP_CWORD=2; _roost; printf "%s\\n" "${COMPREPLY[@]}"\n'
+    result = subprocess.run(["bash", "-c", probe], env={**daemon.env, "PATH": f"{shim.parent}:{os.environ['PATH']}"},
+                            cwd=here, capture_output=True, timeout=60)
+    offered = set(result.stdout.decode().splitlines())
+    assert offered == {starred, hostile, "\\*", "x\\;touch\\$\\(id\\)"}, result.stderr

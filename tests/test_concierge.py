@@ -10,43 +10,13 @@ import time
 
 import pytest
 
+from conciergekit import Speaker, launch, turn_on
 from conftest import wait_for
 from jobkit import agent, dispatch, output, row, wait_row, write_config
-from test_agent_protocol import RECORDER
-from test_protocol_refusals import token_of
+from protokit import RECORDER, token_of
 
 CONCIERGE_ONLY = ("concierge-say", "concierge-policy", "concierge-suggest", "concierge-reply", "concierge-act")
 PERSON_ONLY = ("concierge", "concierge-ask")
-
-
-def launch(command, **extra):
-    return {"kind": "shell", "cwd": "/tmp", "command": command, "env": {}, "name": "", "sessionFile": "",
-            "origin": "dispatch", **extra}
-
-
-def turn_on(daemon, command=None):
-    status = daemon.call("concierge", action="on", launch=launch(command or agent("cli_concierge.py")))
-    assert status["on"] is True
-    return status["id"]
-
-
-class Speaker:
-    """A connection that speaks for a job (a process of that job, as its shell tool)."""
-
-    def __init__(self, daemon, job_id):
-        self.client = daemon.client()
-        self.client.call("speak_for", {"id": job_id, "token": token_of(daemon, job_id)})
-
-    def request(self, op, **args):
-        return self.client.request(op, args)
-
-    def call(self, op, **args):
-        answer = self.request(op, **args)
-        assert answer["ok"], (op, answer)
-        return answer.get("result") or {}
-
-    def close(self):
-        self.client.close()
 
 
 @pytest.fixture
@@ -78,7 +48,14 @@ def test_the_concierge_is_a_job_of_its_own_not_listed_and_its_name_is_reserved(d
     status = daemon.call("concierge", action="status")
     assert (status["id"], status["name"], status["policy"]) == (job_id, "concierge",
                                                                 {"answer": "never", "act": False})
-    assert job_id not in [item["id"] for item in daemon.call("list", all=True)["jobs"]]
+    # Not a session: out of the default list and of peers; `list {all: true}` gives it with
+    # its role, so that a client can find it and attach (issue 28, the spec's JobRow.role).
+    assert job_id not in [item["id"] for item in daemon.call("list")["jobs"]]
+    everything = {item["id"]: item for item in daemon.call("list", all=True)["jobs"]}
+    assert everything[job_id]["role"] == "concierge" and everything[job_id]["name"] == "concierge"
+    assert all(item.get("role") is None for item_id, item in everything.items() if item_id != job_id)
+    with Speaker(daemon, dispatch(daemon, ["sleep", "30"], name="a-session")) as other:
+        assert job_id not in [peer["id"] for peer in other.call("peers")["peers"]]
     with open(os.path.join(daemon.home, "jobs", job_id, "job.json")) as handle:
         assert json.load(handle)["role"] == "concierge"
     with daemon.client() as client:

@@ -11,19 +11,8 @@ import time
 import pytest
 
 from conftest import wait_for
-from jobkit import agent, output, row, wait_row, write_config
-
-TERM = {"settleMs": 200, "waiting": r"^prompt>$",
-        "dialog": r"^(?P<question>Do you trust the files in this folder\?)$"}
-
-
-def launch(daemon, cwd, command, task=None, term=TERM, profile="tui"):
-    write_config(daemon.home, {"agentProfiles": {profile: {"command": command, "task": "type", "term": term}}})
-    args = {"kind": "shell", "cwd": str(cwd), "command": [], "env": {}, "name": "", "sessionFile": "",
-            "origin": "dispatch", "profile": profile}
-    if task is not None:
-        args["task"] = task
-    return daemon.call("dispatch", **args)["id"]
+from dialogkit import in_dialog, launch
+from jobkit import agent, output, row, wait_row
 
 
 def typed(cwd):
@@ -40,10 +29,6 @@ def stays(predicate, seconds, what):
     while time.monotonic() < deadline:
         assert predicate(), what
         time.sleep(0.02)
-
-
-def in_dialog(current):
-    return current["waitingFor"] == "dialog"
 
 
 def test_a_dialog_is_shown_as_one_and_nothing_is_typed_into_it(daemon, tmp_path):

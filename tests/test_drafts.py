@@ -3,10 +3,10 @@ has typed a line not yet submitted, roost types nothing there, and the row says
 `held`; the line's submit, clear (Ctrl-U) or the person's detach lets it go on. A real
 daemon, a real pty, the attach ops driven over the wire as `roost attach` does."""
 
+from attachkit import Attacher
 from conftest import wait_for
 from jobkit import agent, dispatch, output, row, wait_row
 from roost.term.drafts import HELD_TEXT, leaves_draft
-from test_attach import Attacher
 
 TERM = {"settleMs": 200, "waiting": r"^>"}   # a prompt, whatever its input line holds
 

@@ -4,19 +4,19 @@ home, its appends through gevent's threadpool as in the daemon."""
 
 import pytest
 
-from roost import store
+from roost import blocking
 from roost.events.bus import EventBus
 from roost.events.feed import EventFeed
 
 
 @pytest.fixture
 def bus(tmp_path):
-    store.use_threadpool()
+    blocking.use_threadpool()
     try:
         feed = EventFeed(str(tmp_path))
         yield EventBus(feed)
     finally:
-        store._run_blocking = None
+        blocking._run = None
 
 
 def test_the_feed_keeps_its_log_open_and_reopens_it_after_a_compaction(bus, tmp_path):

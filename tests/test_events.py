@@ -9,8 +9,8 @@ import subprocess
 import threading
 import time
 
-from conftest import PYTHON, DaemonProcess, wait_for
-from jobkit import job_token, dispatch, job_record, wait_row, wait_state
+from conftest import PYTHON, wait_for
+from jobkit import SlowRecordsDaemon, dispatch, job_token, wait_row, wait_state
 
 
 def feed(daemon, **args):
@@ -42,31 +42,6 @@ def test_a_jobs_life_is_in_the_feed_once_each_in_order(daemon):
     after = feed(daemon, after=seqs[1], limit=2)
     assert after["events"] == events[2:4] and after["cursor"] == seqs[3]
     assert feed(daemon, after=seqs[-1]) == {"events": [], "cursor": seqs[-1]}
-
-
-# The daemon, with each write of a job's record taking 0.3 s (a busy disk); patched after
-# gevent's patching, as ever.
-SLOW_RECORDS = """
-import sys, time
-from roost.daemon import patching
-original = patching.patch
-def patch():
-    original()
-    from roost import store
-    write = store.write_json
-    def slow(path, *args, **kwargs):
-        if path.endswith("job.json"):
-            time.sleep(0.3)
-        return write(path, *args, **kwargs)
-    store.write_json = slow
-patching.patch = patch
-from roost.daemon.main import main
-sys.exit(main([]))
-"""
-
-
-class SlowRecordsDaemon(DaemonProcess):
-    code = SLOW_RECORDS
 
 
 def test_what_happens_while_a_row_is_written_comes_after_it_in_the_feed(home):

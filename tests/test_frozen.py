@@ -360,3 +360,14 @@ def test_schedules_and_the_built_in_concierge_run_from_the_binary(frozen):
     ok(frozen("concierge", "on"))
     wait_for(lambda: json.loads(ok(frozen("concierge", "status", "--json")))["summary"] == "watching the sessions",
              timeout=30, what="the built-in concierge's first report")
+
+
+def test_the_manual_is_in_the_binary(frozen, home):
+    """`roost help` reads docs/ from the bundle: every page of the checkout's, shown as
+    the checkout shows it."""
+    from_source = {**os.environ, "ROOST_HOME": home, "PYTHONPATH": ROOT}
+    for argv in (["help"], ["help", "configuration"], ["help", "where-things-go"]):
+        source = subprocess.run([sys.executable, "-m", "roost", *argv], env=from_source, capture_output=True,
+                                timeout=60, cwd="/")
+        assert ok(frozen(*argv)) == source.stdout.decode() != ""
+    assert "  jobs " in ok(frozen("help"))

@@ -319,25 +319,37 @@ def test_git_runs_with_the_user_s_environment_and_no_prompt(repo, tmp_path, monk
     assert command.run(["commit", "--amend", "--quiet"], place(repo, task), timeout=20).ok
 
 
-def test_a_run_past_its_timeout_is_killed_with_its_hooks(repo, tmp_path):
-    pidfile = tmp_path / "hook.pid"
-    hook = os.path.join(repo.common_dir, "hooks", "pre-commit")
-    write(hook, f"#!/bin/sh\necho $$ > {pidfile}\nexec sleep 600\n")
-    os.chmod(hook, 0o755)
+def slow_filter(isolated_git, repo, script):
+    """A filter of the user's own (their global config: the person's, so it runs) on
+    every file of `repo`, running `script`."""
+    git(repo.root, "config", "--file", str(isolated_git), "filter.slow.clean", f"sh -c '{script}; cat'")
+    write(os.path.join(repo.root, ".gitattributes"), "* filter=slow\n")
+
+
+def test_a_run_past_its_timeout_is_killed_with_what_it_started(repo, isolated_git):
+    started = os.path.join(repo.common_dir, "slow-started")
+    slow_filter(isolated_git, repo, f": > {started}; exec sleep 600.25")
     write(os.path.join(repo.root, "a.txt"), "a\n")
     with pytest.raises(GitError) as error:
         roost_git.commit_all(repo.root, "slow", timeout=1)
-    assert error.value.reason == "timeout"
-    pid = int(read(pidfile))
-    wait_for(lambda: not os.path.exists(f"/proc/{pid}") or _zombie(pid), timeout=10, what="the hook to be killed")
+    assert error.value.reason == "timeout" and os.path.exists(started)
+    wait_for(lambda: not _running("600.25"), timeout=10, what="the filter to be killed")
 
 
-def _zombie(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
+def _running(word):
+    """Live processes whose command line has `word`."""
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as handle:
+                words = handle.read().split(b"\0")
+            with open(f"/proc/{name}/stat") as handle:
+                zombie = handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+        except (OSError, IndexError):
+            continue
+        if word.encode() in words and not zombie:
+            found.append(int(name))
+    return found
 
 
 def test_worktree_files_get_the_user_s_umask_not_the_daemon_s(repo, tmp_path):
@@ -364,8 +376,8 @@ COOPERATIVE = textwrap.dedent("""
     from roost.daemon import patching
     patching.patch()
     import gevent
-    from roost import git
-    git.use_threadpool()
+    from roost import blocking, git
+    blocking.use_threadpool()
     worktree, started, flag = sys.argv[1:4]
     def answer_the_hook():
         # runs only if the loop turns while the commit's hook waits on it
@@ -379,16 +391,11 @@ COOPERATIVE = textwrap.dedent("""
 """)
 
 
-def test_under_the_daemon_s_patching_a_git_run_never_holds_the_loop(repo, tmp_path):
-    started, flag = tmp_path / "started", tmp_path / "flag"
-    hook = os.path.join(repo.common_dir, "hooks", "pre-commit")
-    write(hook, textwrap.dedent(f"""\
-        #!/bin/sh
-        : > {started}
-        i=0
-        while [ ! -e {flag} ]; do i=$((i+1)); [ $i -gt 3000 ] && exit 1; sleep 0.01; done
-        """))
-    os.chmod(hook, 0o755)
+def test_under_the_daemon_s_patching_a_git_run_never_holds_the_loop(repo, isolated_git):
+    # in the repository's git dir: the one place besides the worktree a jailed git writes
+    started, flag = os.path.join(repo.common_dir, "started"), os.path.join(repo.common_dir, "flag")
+    slow_filter(isolated_git, repo, f": > {started}; i=0; while [ ! -e {flag} ]; do i=$((i+1)); "
+                                    "[ $i -gt 3000 ] && exit 1; sleep 0.01; done")
     write(os.path.join(repo.root, "a.txt"), "a\n")
     process = run_python(COOPERATIVE, repo.root, started, flag)
     out, err = process.communicate(timeout=60)
@@ -440,8 +447,9 @@ def test_a_worktree_is_run_through_its_record_never_its_own_git_file(repo, tmp_p
         roost_git.is_clean(task.path)                # a bare path of a linked worktree
     assert bare.value.reason == "tampered"
     done = command.run(["status", "--porcelain"], at)
-    assert done.argv[:5] == ["git", "-C", at.path, "--git-dir=" + at.git_dir, "--work-tree=" + at.path]
-    assert "core.fsmonitor=false" in done.argv and "core.hooksPath=/dev/null" in done.argv
+    argv = done.argv[done.argv.index("--") + 1:] if done.argv[0] == "bwrap" else done.argv   # jailed or not
+    assert argv[1:5] == ["-C", at.path, "--git-dir=" + at.git_dir, "--work-tree=" + at.path]
+    assert "core.fsmonitor=false" in argv and "core.hooksPath=/dev/null" in argv
     other = make_repo(str(tmp_path / "other"))
     write(os.path.join(task.path, ".git"), f"gitdir: {other}/.git\n")
     for call in (lambda: roost_git.is_clean(at), lambda: roost_git.worktree_head(at),

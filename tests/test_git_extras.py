@@ -58,14 +58,14 @@ def fake_gh(directory, exit_code=0):
 def test_a_pull_request_is_opened_with_gh_in_the_repository_and_nothing_is_parsed(repo, tmp_path, monkeypatch):
     gh = fake_gh(str(tmp_path / "bin"))
     monkeypatch.setenv("PATH", str(tmp_path / "bin") + os.pathsep + os.environ["PATH"])
-    title = "Fix $(touch x); rm -rf / \"quoted\" 'too' — ünïcode"
+    title = "--fix $(touch x); rm -rf / \"quoted\" 'too' — ünïcode"      # an option's look, too
     url = roost_git.open_pull_request(repo.root, "main", "roost/t1-fix", title, "body `$(id)`")
     assert url == "https://github.invalid/o/r/pull/7"
     with open(gh + ".json") as handle:
         seen = json.load(handle)
     assert seen["cwd"] == repo.root
-    assert seen["argv"] == ["pr", "create", "--base", "main", "--head", "roost/t1-fix", "--title", title,
-                            "--body", "body `$(id)`"]
+    assert seen["argv"] == ["pr", "create", "--base=main", "--head=roost/t1-fix", "--title=" + title,
+                            "--body=body `$(id)`"]
     assert not os.path.exists(os.path.join(repo.root, "x"))
 
 

@@ -7,13 +7,11 @@ import re
 
 import pytest
 
-from conftest import PYTHON, ROOT, wait_for
-from jobkit import job_token, agent, dispatch, job_record, output, row, wait_row, wait_state
-from tmuxkit import TMUX, Tmux
+from conftest import PYTHON, wait_for
+from jobkit import agent, dispatch, job_token, output, row, wait_row, wait_state
+from tmuxkit import TMUX, Tmux, start_hub
 
 pytestmark = pytest.mark.skipif(not os.path.exists(TMUX), reason="tmux is not installed")
-
-HUB = [PYTHON, "-m", "roost", "hub"]
 
 
 @pytest.fixture
@@ -23,13 +21,11 @@ def tmux(daemon):
     terminal.stop()
 
 
-def start_hub(tmux, argv=HUB, width=120, height=40, **env):
-    return tmux.start(argv, width, height, env={"PYTHONPATH": ROOT, "TERM": "xterm-256color", **env})
-
-
 def asker(daemon, name="asker"):
     job_id = dispatch(daemon, agent("asks_question.py"), name=name, term={"settleMs": 200})
-    wait_row(daemon, job_id, lambda current: current["state"] == "blocked", what=f"{name} to wait")
+    # Its question shown: the pause before it (0.2 s, as long as settleMs) may read as a wait too.
+    wait_row(daemon, job_id, lambda current: current["state"] == "blocked" and "Choose" in (current["summary"] or ""),
+             what=f"{name} to ask")
     return job_id
 
 
@@ -312,7 +308,7 @@ def test_the_daemon_gone_ends_the_hub_with_status_3(daemon):
 
 
 def test_reply_offers_the_suggested_answer(daemon, tmux):
-    from test_concierge import Speaker, turn_on
+    from conciergekit import Speaker, turn_on
 
     job_id = asker(daemon)
     # M45: the concierge suggests an answer on the row (concierge-suggest on its connection).

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 from conftest import ROOT
-from roost.cli.main import COMMANDS
+from roost.cli.commands import COMMANDS
 
 INSTALL = os.path.join(ROOT, "scripts", "install.sh")
 NAME = f"roost-9.9.9-linux-{os.uname().machine}"

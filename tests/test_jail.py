@@ -14,8 +14,8 @@ import tempfile
 import pytest
 
 from conftest import PYTHON, wait_for
-from jobkit import (agent, alive, dispatch, job_processes, job_record, job_token, output, row, wait_row, wait_state,
-                    write_config)
+from jobkit import (agent, alive, dispatch, job_processes, job_record, job_token, keeper_pid, output, row, wait_row,
+                    wait_state, write_config)
 from roost.keeper import wire as keeper_wire
 
 SPEAK_FOR = ("import json, os, socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(os.environ['ROOST_SOCKET']); "
@@ -40,11 +40,6 @@ def outside():
     base = tempfile.mkdtemp(prefix="roost-jail-", dir="/var/tmp")
     yield base
     shutil.rmtree(base, ignore_errors=True)
-
-
-def keeper_pid(home):
-    with open(os.path.join(home, "keeper.lock")) as handle:
-        return int(handle.read().split()[0])
 
 
 def test_a_jailed_job_reaches_neither_the_keeper_nor_another_job_and_writes_only_what_it_may(daemon, tmp_path,

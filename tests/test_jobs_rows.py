@@ -168,16 +168,18 @@ def test_rm_removes_a_job_and_its_directory_stopping_a_live_one(daemon):
 
 def test_a_profile_fills_the_command_and_puts_the_task_in_argv(daemon):
     write_config(daemon.home, {"agentProfiles": {
-        "argv-agent": {"command": ["sh", "-c", "echo got: \"$1\"; sleep 30", "agent"], "task": "argv",
-                       "resume": ["sh", "-c", "echo resumed; sleep 30"], "unknownKey": 1},
+        # a program that ends its options at `--`, as the agents' own command lines do
+        "argv-agent": {"command": ["sh", "-c", "[ \"$1\" = -- ] && shift; echo got: \"$1\"; sleep 30", "agent"],
+                       "task": "argv", "resume": ["sh", "-c", "echo resumed; sleep 30"], "unknownKey": 1},
     }})
-    job_id = daemon.call("dispatch", cwd="/tmp", command=[], profile="argv-agent", task="fix the bug\nnow")["id"]
-    wait_for(lambda: "got: fix the bug\nnow" in output(daemon.home, job_id).replace("\r", ""),
+    job_id = daemon.call("dispatch", cwd="/tmp", command=[], profile="argv-agent", task="-x fix the bug\nnow")["id"]
+    wait_for(lambda: "got: -x fix the bug\nnow" in output(daemon.home, job_id).replace("\r", ""),
              what="the task in the agent's argv")
     item = row(daemon, job_id)
-    assert item["profile"] == "argv-agent" and item["task"] == "fix the bug now" and item["name"] == "argv-agent"
+    assert item["profile"] == "argv-agent" and item["task"] == "-x fix the bug now" and item["name"] == "argv-agent"
     launch = job_record(daemon.home, job_id)["launch"]
     assert launch["taskInArgv"] is True and launch["resumable"] is True
+    assert launch["argv"][-2:] == ["--", "-x fix the bug\nnow"]        # after `--`: text, never an option
     assert launch["resumeCommand"] == ["sh", "-c", "echo resumed; sleep 30"]
     # A respawn reopens it with the profile's resume argv.
     daemon.call("stop", id=job_id)

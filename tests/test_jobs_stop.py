@@ -2,8 +2,11 @@
 its default in a job, respawn, and a job that keeps dying is backed off then left
 failed (issue 3 item 6)."""
 
+import subprocess
+
 import pytest
 
+from clockkit import advance, clocked_daemon  # noqa: F401 (a fixture)
 from conftest import PYTHON, wait_for
 from jobkit import (agent, alive, dispatch, job_processes, job_record, output, row,
                          wait_row, wait_state, write_config)
@@ -29,13 +32,18 @@ def test_stop_leaves_no_process_with_the_jobs_identity(daemon):
     assert item["state"] == "stopped" and item["pid"] is None and item["reaped"] is False
 
 
-def test_shutdown_waits_for_the_configured_grace_before_it_leaves(daemon):
+def test_shutdown_waits_for_the_configured_grace_before_it_leaves(clocked_daemon):
     """A job that ignores SIGTERM with a 15 s grace: the daemon kills it (SIGKILL at the
-    grace's end) before it leaves, whatever the grace."""
+    grace's end, on the daemon's clock, which the test moves) before it leaves."""
+    daemon = clocked_daemon
     write_config(daemon.home, {"stopGraceMs": 15000})
     job_id = dispatch(daemon, agent("ignores_term.py"))
     wait_for(lambda: "ignoring SIGTERM" in output(daemon.home, job_id), what="the job to ignore SIGTERM")
     assert daemon.call("shutdown") == {}
+    with pytest.raises(subprocess.TimeoutExpired):
+        daemon.process.wait(0.5)            # the grace has not passed: it waits
+    assert job_processes(job_id)
+    advance(daemon, 15_000)
     daemon.process.wait(60)
     assert job_processes(job_id) == []
     record = job_record(daemon.home, job_id)

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conftest import wait_for
-from jobkit import agent, alive, dispatch, job_processes, output, row, ticks, wait_row, wait_state, write_config
+from jobkit import agent, alive, dispatch, job_processes, keeper_pid, output, row, ticks, wait_row, wait_state, write_config
 from roost.unix import bwrap
 
 JOBS = 20
@@ -23,11 +23,6 @@ def start_printers(daemon, count):
         pids[job_id] = wait_row(daemon, job_id, lambda current: current["pid"])["pid"]
     wait_for(lambda: all(ticks(output(daemon.home, job_id)) for job_id in ids), what="every job to print")
     return ids, pids
-
-
-def keeper_pid(home):
-    with open(os.path.join(home, "keeper.lock")) as handle:
-        return int(handle.read().split()[0])
 
 
 def check_adopted(daemon, ids, pids, before):
@@ -120,18 +115,20 @@ def test_a_keeper_that_dies_is_replaced_and_its_jobs_still_end(daemon):
 def test_a_job_started_but_never_recorded_is_ended_by_the_next_daemon(daemon, argv):
     # As if the daemon died between the keeper's spawn and writing the job's record:
     # the keeper holds a job that no record claims.
-    from test_keeper import KeeperConnection
+    from keeperkit import KeeperConnection, as_the_daemon
+    from roost.keeper import admission
     from roost.keeper import wire as keeper_wire
 
     dispatch(daemon, ["true"])            # a keeper runs
     daemon.kill9()
     os.mkdir(os.path.join(daemon.home, "jobs", "0dd0b0e5"), 0o700)
     write_config(daemon.home, {"stopGraceMs": 300})
-    keeper = KeeperConnection(keeper_wire.socket_path(daemon.home))
-    answer, fds = keeper.call("spawn", job="0dd0b0e5", argv=argv, env={"PATH": os.environ["PATH"]},
-                              cwd="/", rows=24, cols=80, umask=0o022)
-    os.close(fds[0])
-    keeper.close()
+    with as_the_daemon(daemon.home):      # the dead daemon's lock and secret, as its last act
+        keeper = KeeperConnection(keeper_wire.socket_path(daemon.home), admission.read_secret(daemon.home))
+        answer, fds = keeper.call("spawn", job="0dd0b0e5", argv=argv, env={"PATH": os.environ["PATH"]},
+                                  cwd="/", rows=24, cols=80, umask=0o022)
+        os.close(fds[0])
+        keeper.close()
     assert alive(answer["pid"])
     daemon.start()
     wait_for(lambda: not alive(answer["pid"]), what="the unclaimed job to end")

@@ -1,7 +1,6 @@
 """The keeper on its own (roost/keeper.py): a real `roost keeper` process driven over its
 socket with a blocking client, the way the daemon drives it (fds by SCM_RIGHTS)."""
 
-import array
 import json
 import os
 import shutil
@@ -12,60 +11,12 @@ import time
 
 import pytest
 
-from conftest import PYTHON, ROOT, wait_for
+from conftest import AGENTS, PYTHON, ROOT, wait_for
+from keeperkit import KeeperConnection, as_the_daemon
 from roost.keeper import wire as keeper_wire
 
 
-class KeeperConnection:
-    def __init__(self, path):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(15)
-        self.sock.connect(path)
-        self.buffer = b""
-        self.fds = []
-        self.events = []
-        self.next_id = 0
-
-    def read_message(self):
-        while b"\n" not in self.buffer:
-            data, ancillary, flags, _ = self.sock.recvmsg(65536, socket.CMSG_SPACE(253 * 4))
-            assert not flags & socket.MSG_CTRUNC
-            for _, _, payload in ancillary:
-                received = array.array("i")
-                received.frombytes(payload[:len(payload) - len(payload) % 4])
-                self.fds.extend(received)
-            if not data:
-                raise EOFError("the keeper closed the connection")
-            self.buffer += data
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        message = json.loads(line)
-        carried = [self.fds.pop(0) for _ in range(message.get("fds", 0))]
-        return message, carried
-
-    def call(self, op, **args):
-        self.next_id += 1
-        self.sock.sendall(json.dumps({"id": self.next_id, "op": op, **args}).encode() + b"\n")
-        while True:
-            message, carried = self.read_message()
-            if "event" in message:
-                self.events.append(message)
-                continue
-            assert message["id"] == self.next_id
-            return message, carried
-
-    def wait_event(self, job, timeout=10):
-        deadline = time.monotonic() + timeout
-        while True:
-            for event in self.events:
-                if event.get("job") == job:
-                    return event
-            self.sock.settimeout(max(0.01, deadline - time.monotonic()))
-            message, carried = self.read_message()
-            assert "event" in message, message
-            self.events.append(message)
-
-    def close(self):
-        self.sock.close()
+SECRET = "5ec12e7" * 8     # what these tests' keeper is started with, as a daemon would
 
 
 def read_until(fd, needle, timeout=10):
@@ -89,34 +40,42 @@ def read_until(fd, needle, timeout=10):
     return out
 
 
+def start_keeper(home, extra=(), secret=SECRET):
+    log = open(os.path.join(home, "keeper.log"), "ab")
+    env = {**os.environ, "PYTHONPATH": ROOT, "ROOST_HOME": home}
+    # Started with signals blocked, as a keeper may inherit them: its jobs must not.
+    process = subprocess.Popen([PYTHON, "-m", "roost", "keeper", "--home", home, *extra], env=env,
+                               stdin=subprocess.PIPE, stdout=log, stderr=log, start_new_session=True,
+                               preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGINT}))
+    process.stdin.write(secret.encode() + b"\n")
+    process.stdin.close()
+    log.close()
+    return process
+
+
 @pytest.fixture
 def keeper(home, request):
     extra = getattr(request, "param", [])    # more arguments for `roost keeper`
     os.makedirs(os.path.join(home, "jobs"), mode=0o700)
-    env = {**os.environ, "PYTHONPATH": ROOT, "ROOST_HOME": home}
-    log = open(os.path.join(home, "keeper.log"), "ab")
-    # Started with signals blocked, as a keeper may inherit them: its jobs must not.
-    process = subprocess.Popen([PYTHON, "-m", "roost", "keeper", "--home", home, *extra], env=env,
-                               stdout=log, stderr=log, start_new_session=True,
-                               preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGINT}))
-    path = keeper_wire.socket_path(home)
+    with as_the_daemon(home):
+        process = start_keeper(home, extra)
+        path = keeper_wire.socket_path(home)
 
-    def connect():
-        try:
-            return KeeperConnection(path)
-        except OSError:
-            assert process.poll() is None, "the keeper exited"
-            return None
+        def connect():
+            try:
+                return KeeperConnection(path, SECRET)
+            except OSError:
+                assert process.poll() is None, "the keeper exited"
+                return None
 
-    connection = wait_for(connect, what="the keeper to listen")
-    connection.process = connection_process = process
-    connection.home = home
-    yield connection
-    connection.close()
-    if connection_process.poll() is None:
-        connection_process.kill()
-    connection_process.wait(5)
-    log.close()
+        connection = wait_for(connect, what="the keeper to listen")
+        connection.process = connection_process = process
+        connection.home = home
+        yield connection
+        connection.close()
+        if connection_process.poll() is None:
+            connection_process.kill()
+        connection_process.wait(5)
 
 
 def spawn(keeper, job, argv, cwd="/tmp", env=None, umask=0o022, rows=24, cols=80, **more):
@@ -266,8 +225,12 @@ def test_orphans_are_reaped_by_the_keeper(keeper):
 def test_a_second_keeper_for_the_same_home_refuses(keeper):
     env = {**os.environ, "PYTHONPATH": ROOT}
     out = subprocess.run([PYTHON, "-m", "roost", "keeper", "--home", keeper.home], env=env,
-                         capture_output=True, timeout=15)
+                         input=SECRET.encode() + b"\n", capture_output=True, timeout=15)
     assert out.returncode == 1 and b"another keeper" in out.stderr
+    # And none starts without a secret to check its daemon by.
+    out = subprocess.run([PYTHON, "-m", "roost", "keeper", "--home", keeper.home], env=env,
+                         stdin=subprocess.DEVNULL, capture_output=True, timeout=15)
+    assert out.returncode == 2 and b"no secret" in out.stderr
 
 
 def test_another_user_cannot_talk_to_it(keeper):
@@ -311,6 +274,57 @@ def test_another_user_cannot_talk_to_it(keeper):
     assert keeper.call("hello", version=1)[0]["ok"]
 
 
+ALL_OPS = ("fds", "spawn", "signal", "release", "bye", "hello")
+
+
+def as_a_stranger(keeper, *ops, job="held"):
+    """What a process of the user that is not the daemon, and knows the secret, gets."""
+    out = subprocess.run([PYTHON, os.path.join(AGENTS, "keeper_stranger.py"), keeper_wire.socket_path(keeper.home),
+                          SECRET, job, *ops], capture_output=True, timeout=30, check=True)
+    return json.loads(out.stdout)
+
+
+def test_a_process_of_the_user_that_is_not_the_daemon_gets_nothing(keeper):
+    answer, fds = spawn(keeper, "held", ["sleep", "30"])
+    os.close(fds[0])
+    tried = as_a_stranger(keeper, *ALL_OPS)
+    # Closed at once: no answer, no fd, whatever it asked, secret or not.
+    assert {op: (got["answers"], got["fds"]) for op, got in tried.items()} == {op: ([], 0) for op in ALL_OPS}
+    assert keeper.process.poll() is None
+    assert "is not the daemon" in keeper_log(keeper)
+    # Nothing it asked was done: no job spawned, the held one not signalled, not released.
+    listed, held = keeper.call("fds")
+    assert [item["job"] for item in listed["jobs"]] == ["held"] and listed["jobs"][0]["exited"] is None
+    os.close(held[0])
+    # Nor was its bye heard: once the last job ends the keeper stays for its daemon.
+    keeper.call("signal", job="held", signal="SIGKILL")
+    keeper.wait_event("held")
+    keeper.call("release", job="held")
+    assert keeper.call("hello", version=keeper_wire.VERSION)[0]["ok"] and keeper.process.poll() is None
+
+
+def test_the_daemon_s_own_process_without_the_secret_is_refused_and_closed(keeper):
+    answer, fds = spawn(keeper, "held", ["sleep", "30"])
+    os.close(fds[0])
+    path = keeper_wire.socket_path(keeper.home)
+    for first in ({"op": "fds"}, {"op": "hello", "version": keeper_wire.VERSION},
+                  {"op": "hello", "version": keeper_wire.VERSION, "secret": SECRET[:-1] + "x"},
+                  {"op": "hello", "secret": ["not", "text"]}):
+        stranger = KeeperConnection(path)
+        answer, carried = stranger.call(first.pop("op"), **first)
+        assert not answer["ok"] and "serves only its daemon" in answer["error"] and carried == []
+        with pytest.raises((EOFError, ConnectionResetError, BrokenPipeError)):
+            stranger.sock.sendall(b'{"id": 9, "op": "fds"}\n')      # nothing more is read
+            stranger.read_message()
+        assert stranger.fds == []
+        stranger.close()
+    assert SECRET not in keeper_log(keeper)
+    listed, held = keeper.call("fds")
+    assert [item["job"] for item in listed["jobs"]] == ["held"]
+    os.close(held[0])
+    keeper.call("signal", job="held", signal="SIGKILL")
+
+
 def keeper_log(keeper):
     with open(os.path.join(keeper.home, "keeper.log"), encoding="utf-8", errors="replace") as handle:
         return handle.read()
@@ -324,7 +338,7 @@ def test_with_no_daemon_and_no_job_it_leaves_once_the_output_is_read(keeper):
     # Ended, but its last output is unread: it waits for a daemon as long as it takes.
     wait_for(lambda: "output not yet read" in keeper_log(keeper), what="the keeper to wait for a daemon")
     assert keeper.process.poll() is None
-    again = KeeperConnection(keeper_wire.socket_path(keeper.home))
+    again = KeeperConnection(keeper_wire.socket_path(keeper.home), SECRET)
     assert read_until(fds[0], b"last words")
     os.close(fds[0])
     again.call("release", job="j9")

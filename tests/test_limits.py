@@ -8,9 +8,11 @@ import os
 import re
 import time
 
-from conftest import wait_for
-from jobkit import agent, job_record, row, wait_row, write_config
-from test_schedules import edit_schedules
+import pytest
+
+from clockkit import MovableClockDaemon, advance, advance_to, agent_env, agent_sandbox, now_ms
+from conftest import serving, wait_for
+from jobkit import agent, edit_schedules, job_record, row, wait_row, write_config
 
 LIMIT_TERM = {"settleMs": 200, "waiting": r"^> ?$",
               "limit": r"^You've hit your limit · resets (?P<reset>.+)$"}
@@ -22,17 +24,25 @@ def profile(**extra):
 
 # The resume comes this long after the reset (roost.json limitResumeDelayMs), not 30 s.
 QUICK = {"limitResumeDelayMs": 300}
+DUE_MS = 301        # from a reset until its resume is due
+
+
+@pytest.fixture
+def daemon(home):
+    """The daemon of these tests runs on a clock they move (tests/clockkit.py): a reset
+    comes when the test says, never by waiting for it."""
+    yield from serving(MovableClockDaemon(home))
 
 
 def launch(daemon, cwd, *args, name="", profile_name="limited", config=None, env=None):
     os.makedirs(cwd, exist_ok=True)
-    config = dict(QUICK, **(config or {}))
+    config = dict(QUICK, sandbox=agent_sandbox(daemon), **(config or {}))
     command = agent("limit_tui.py", os.path.join(cwd, "typed.log"), *args)
     config["agentProfiles"] = {name: dict(entry, command=command)
                                for name, entry in config.get("agentProfiles", {"limited": profile()}).items()}
     write_config(daemon.home, config)
-    return daemon.call("dispatch", kind="shell", cwd=str(cwd), command=[], env=env or {}, name=name,
-                       sessionFile="", origin="dispatch", profile=profile_name)["id"]
+    return daemon.call("dispatch", kind="shell", cwd=str(cwd), command=[], env=dict(agent_env(daemon), **(env or {})),
+                       name=name, sessionFile="", origin="dispatch", profile=profile_name)["id"]
 
 
 def typed(cwd):
@@ -102,10 +112,10 @@ def test_a_limit_that_gives_no_reset_time_says_so(daemon, tmp_path):
 
 
 def test_the_row_carries_no_reset_once_it_works_again(daemon, tmp_path):
-    job_id = launch(daemon, tmp_path, 0.5)
+    job_id = launch(daemon, tmp_path, 600, config={"limitResume": False})
     resets_at = at_limit(daemon, job_id)["resetsAt"]
     assert resets_at is not None
-    wait_for(lambda: time.time() * 1000 > resets_at, timeout=5, what="the reset")
+    advance_to(daemon, resets_at + 1)
     daemon.call("reply", id=job_id, text="continue", mode="steer")
     current = wait_row(daemon, job_id, lambda current: current["waitingFor"] == "question",
                        what="the agent to answer")
@@ -129,10 +139,12 @@ def events(daemon, kind):
 
 
 def test_a_parked_job_is_resumed_at_its_reset_exactly_once(daemon, tmp_path):
-    job_id = launch(daemon, tmp_path, 2)
+    job_id = launch(daemon, tmp_path, 600)
     resets_at = at_limit(daemon, job_id)["resetsAt"]
     assert resets_at is not None
     daemon.call("reply", id=job_id, text="a queued reply")      # waits: a limit screen takes no text
+    stays(lambda: lines_typed(tmp_path) == [], 0.5, "nothing typed before the reset")
+    advance_to(daemon, resets_at + DUE_MS)
     answered = wait_row(daemon, job_id, lambda current: current["waitingFor"] == "question"
                         and current["queued"] == 0, timeout=15, what="the resume and the queued reply")
     assert answered["resetsAt"] is None
@@ -149,7 +161,7 @@ def test_a_parked_job_is_resumed_at_its_reset_exactly_once(daemon, tmp_path):
 
 
 def test_no_resume_when_it_is_off_for_the_job(daemon, tmp_path):
-    job_id = launch(daemon, tmp_path, 1.5)
+    job_id = launch(daemon, tmp_path, 600)
     at_limit(daemon, job_id)
     result = daemon.cli("limits", "off", job_id, "--json")
     assert result.returncode == 0, result.stderr
@@ -159,7 +171,7 @@ def test_no_resume_when_it_is_off_for_the_job(daemon, tmp_path):
     assert "roost does not resume it at the reset: limit resumes are off for this job" in \
         daemon.call("explain", id=job_id)["text"]
     resets_at = row(daemon, job_id)["resetsAt"]
-    wait_for(lambda: time.time() * 1000 > resets_at + 1500, timeout=10, what="the reset and the delay")
+    advance_to(daemon, resets_at + DUE_MS + 60_000)
     stays(lambda: lines_typed(tmp_path) == [] and row(daemon, job_id)["waitingFor"] == "limit", 1.0,
           "nothing typed")
     assert daemon.cli("limits", "on", job_id).returncode == 0
@@ -167,9 +179,9 @@ def test_no_resume_when_it_is_off_for_the_job(daemon, tmp_path):
 
 
 def test_no_resume_when_the_profile_names_none(daemon, tmp_path):
-    job_id = launch(daemon, tmp_path, 1, config={"agentProfiles": {"limited": profile(limitResume=None)}})
+    job_id = launch(daemon, tmp_path, 600, config={"agentProfiles": {"limited": profile(limitResume=None)}})
     resets_at = at_limit(daemon, job_id)["resetsAt"]
-    wait_for(lambda: time.time() * 1000 > resets_at + 1500, timeout=10, what="the reset and the delay")
+    advance_to(daemon, resets_at + DUE_MS + 60_000)
     stays(lambda: lines_typed(tmp_path) == [], 1.0, "nothing typed")
     listed = json.loads(daemon.cli("limits", "--json").stdout)["groups"]
     assert listed[0]["jobs"][0]["resume"] is False
@@ -177,18 +189,19 @@ def test_no_resume_when_the_profile_names_none(daemon, tmp_path):
 
 
 def test_no_resume_when_roost_json_turns_them_off(daemon, tmp_path):
-    job_id = launch(daemon, tmp_path, 1, config={"limitResume": False})
+    job_id = launch(daemon, tmp_path, 600, config={"limitResume": False})
     resets_at = at_limit(daemon, job_id)["resetsAt"]
-    wait_for(lambda: time.time() * 1000 > resets_at + 1500, timeout=10, what="the reset and the delay")
+    advance_to(daemon, resets_at + DUE_MS + 60_000)
     stays(lambda: lines_typed(tmp_path) == [], 1.0, "nothing typed")
 
 
 def test_a_daemon_killed_while_jobs_are_parked_still_resumes_them_once(daemon, tmp_path):
-    job_id = launch(daemon, tmp_path, 4)
+    job_id = launch(daemon, tmp_path, 600)
     resets_at = at_limit(daemon, job_id)["resetsAt"]
     wait_for(lambda: job_record(daemon.home, job_id).get("resetsAt") == resets_at, what="the reset on disk")
     daemon.kill9()
     daemon.start()
+    advance_to(daemon, resets_at + DUE_MS)
     wait_row(daemon, job_id, lambda current: current["waitingFor"] == "question", timeout=20,
              what="the resume after the restart")
     got = typed(tmp_path)
@@ -214,26 +227,28 @@ def test_roost_limits_groups_the_jobs_of_one_provider_that_hit_it_together(daemo
 
 
 def test_an_agent_still_at_its_limit_after_the_resume_is_not_typed_into_again(daemon, tmp_path):
-    # The screen says "in 1s" but the agent's limit lasts an hour: "continue" meets it again.
-    job_id = launch(daemon, tmp_path, 3600, "in 1s")
-    at_limit(daemon, job_id)
+    # The screen says "in 1m" but the agent's limit lasts an hour: "continue" meets it again.
+    job_id = launch(daemon, tmp_path, 3600, "in 1m")
+    resets_at = at_limit(daemon, job_id)["resetsAt"]
+    advance_to(daemon, resets_at + DUE_MS)
     wait_for(lambda: lines_typed(tmp_path) == ["continue"], timeout=10, what="the resume")
     at_limit(daemon, job_id)
-    stays(lambda: lines_typed(tmp_path) == ["continue"], 2.0, "no second resume")
+    advance(daemon, 5 * 60_000)       # the same text a while later: the same limit, resumed once
+    stays(lambda: lines_typed(tmp_path) == ["continue"], 1.0, "no second resume")
     listed = json.loads(daemon.cli("limits", "--json").stdout)["groups"][0]["jobs"][0]
     assert listed["resumed"] is True and listed["resume"] is False
 
 
 def test_a_schedule_into_a_known_limit_is_skipped_and_runs_at_the_reset(daemon, tmp_path):
     config = {"agentProfiles": {"limited": profile(provider="acme", limitResume=None)}}
-    parked = launch(daemon, tmp_path / "parked", 10, config=config)
+    parked = launch(daemon, tmp_path / "parked", 600, config=config)
     resets_at = at_limit(daemon, parked)["resetsAt"]
     os.makedirs(tmp_path / "scheduled")
     daemon.call("schedule-add", name="later", when="every 1h",
                 launch={"kind": "shell", "cwd": str(tmp_path / "scheduled"), "command": [], "env": {},
                         "name": "", "sessionFile": "", "origin": "dispatch", "profile": "limited"})
     daemon.stop()
-    due = int(time.time() * 1000) + 4000       # after the daemon's start, before the reset
+    due = now_ms(daemon) + 60_000       # after the daemon's start, before the reset
 
     def soon(record):
         record["createdAt"] = due - 3_600_000
@@ -242,10 +257,13 @@ def test_a_schedule_into_a_known_limit_is_skipped_and_runs_at_the_reset(daemon, 
     daemon.start()
     assert due < resets_at
     listed = lambda: next(item for item in daemon.call("schedules")["schedules"] if item["name"] == "later")
+    at_limit(daemon, parked)       # adopted, and read as at its limit again
+    advance_to(daemon, due)
     skipped = wait_for(lambda: listed()["lastSkip"], timeout=20, what="the skip")
     clock = time.strftime("%H:%M", time.localtime(resets_at / 1000))
     assert skipped["why"] == f"the acme usage limit resets at {clock}"
     assert listed()["lastJob"] is None
+    advance_to(daemon, resets_at)
     ran = wait_for(lambda: listed()["lastJob"] and listed(), timeout=30, what="the run at the reset")
     assert ran["lastRunAt"] >= resets_at
     assert ran["nextAt"] == due + 3_600_000        # its clock is as it was
@@ -257,7 +275,7 @@ def test_a_board_start_into_a_known_limit_waits_for_the_reset(daemon, tmp_path):
     from boardkit import project_repo, task_op
 
     config = {"agentProfiles": {"limited": profile(provider="acme", limitResume=None)}}
-    parked = launch(daemon, tmp_path / "parked", 3, config=config)
+    parked = launch(daemon, tmp_path / "parked", 600, config=config)
     resets_at = at_limit(daemon, parked)["resetsAt"]
     root = project_repo(tmp_path / "repo")
     task = task_op(daemon, action="add", title="After the limit", project=root)["task"]
@@ -275,28 +293,29 @@ def test_a_board_start_into_a_known_limit_waits_for_the_reset(daemon, tmp_path):
     # A daemon started meanwhile still starts it at the reset.
     daemon.kill9()
     daemon.start()
+    advance_to(daemon, resets_at + 60_000)
 
     def started():
         [current] = [item for item in task_op(daemon, action="list")["tasks"] if item["id"] == task["id"]]
         return current if (current.get("owner") or {}).get("name") == "worker" else None
     current = wait_for(started, timeout=20, what="the agent started after the reset")
-    assert time.time() * 1000 >= resets_at
+    assert now_ms(daemon) >= resets_at
     assert current["workspace"]["stage"] == "working" and "startAfterLimit" not in current["workspace"]
     [worker] = [row for row in daemon.call("list")["jobs"] if row["name"] == "worker"]
     assert worker["cwd"] == prepared["path"] and worker["task"].startswith(f"#{task['id']} ")
 
 
 def test_the_resume_waits_for_an_attached_persons_draft(daemon, tmp_path):
-    from test_attach import Attacher
+    from attachkit import Attacher
 
-    job_id = launch(daemon, tmp_path, 1)
+    job_id = launch(daemon, tmp_path, 600)
     resets_at = at_limit(daemon, job_id)["resetsAt"]
     attacher = Attacher(daemon, job_id)
     try:
         attacher.pump_until(lambda: b">" in attacher.output, what="the repaint")
         assert attacher.send(b"xyz\x7f\x7f\x7f")["taken"]      # typed, then erased by hand: still held
         wait_row(daemon, job_id, lambda current: current.get("held"), what="the row to say held")
-        wait_for(lambda: time.time() * 1000 > resets_at + 1000, timeout=10, what="the reset and the delay")
+        advance_to(daemon, resets_at + DUE_MS + 1000)
         stays(lambda: lines_typed(tmp_path) == [], 1.0, "nothing typed over the draft")
         attacher.client.call("detach", {"id": job_id})
         wait_for(lambda: lines_typed(tmp_path) == ["continue"], timeout=10, what="the resume after the detach")
@@ -323,16 +342,17 @@ MENU_TERM = dict(LIMIT_TERM, dialog=r"^  What do you want to do\?$",
 MENU = {"choice": "Stop and wait for limit to reset", "keys": "1"}
 
 
-def soon(seconds):
-    """A reset text `seconds` from now, as the fake prints its own."""
-    return time.strftime("%H:%M:%S", time.localtime(time.time() + seconds))
+def soon(daemon, seconds):
+    """A reset text `seconds` from the daemon's now, as the fake prints its own."""
+    return time.strftime("%H:%M:%S", time.localtime(now_ms(daemon) / 1000 + seconds))
 
 
 def test_the_agents_own_limit_menu_is_left_by_its_waiting_choice_then_resumed_once(daemon, tmp_path):
     config = {"agentProfiles": {"limited": profile(term=MENU_TERM, limitMenu=MENU)}}
-    job_id = launch(daemon, tmp_path, 2, soon(3), "menu", config=config)
+    job_id = launch(daemon, tmp_path, 600, soon(daemon, 600), "menu", config=config)
     current = at_limit(daemon, job_id)          # the menu answered: the limit screen, parked
     assert current["resetsAt"] is not None
+    advance_to(daemon, current["resetsAt"] + DUE_MS)
     wait_for(lambda: lines_typed(tmp_path)[-1:] == ["continue"], timeout=15, what="the resume at the reset")
     assert lines_typed(tmp_path) == ["menu:1", "continue"]
     assert any("usage limit menu answered" in event["text"] for event in events(daemon, "limit"))
@@ -340,7 +360,8 @@ def test_the_agents_own_limit_menu_is_left_by_its_waiting_choice_then_resumed_on
 
 def test_a_limit_menu_is_left_alone_when_limit_resumes_are_off(daemon, tmp_path):
     config = {"agentProfiles": {"limited": profile(term=MENU_TERM, limitMenu=MENU, limitResume=None)}}
-    job_id = launch(daemon, tmp_path, 2, soon(3), "menu", config=config)
+    job_id = launch(daemon, tmp_path, 600, soon(daemon, 600), "menu", config=config)
     current = wait_row(daemon, job_id, lambda row: row["waitingFor"] == "dialog", 10, what="the menu")
     assert current["choices"] == ["Stop and wait for limit to reset", "Upgrade your plan"]
-    stays(lambda: lines_typed(tmp_path) == [], 3.0, "nothing typed into the menu")
+    advance(daemon, 700_000)           # past the reset: still nothing
+    stays(lambda: lines_typed(tmp_path) == [], 1.5, "nothing typed into the menu")

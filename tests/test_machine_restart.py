@@ -6,11 +6,9 @@ with "the machine restarted". Real daemon, keeper, ptys and processes."""
 
 import json
 import os
-import signal
 
 from conftest import PYTHON, wait_for
-from jobkit import agent, alive, dispatch, job_processes, job_record, output, row, wait_row, write_config
-from test_jobs_survive import keeper_pid
+from jobkit import agent, dispatch, job_record, output, power_cut, row, wait_row, write_config
 
 RESUMER = os.path.join(os.path.dirname(__file__), "agents", "resumes_session.py")
 TERM = {"settleMs": 200, "waiting": r"^>"}
@@ -25,21 +23,6 @@ def resumable_profile(home, **extra):
 def launch_kept(daemon, cwd, mark):
     return daemon.call("dispatch", kind="shell", cwd=str(cwd), command=[], env={"RESUME_MARK": mark},
                        name=f"kept-{mark}", sessionFile="", origin="dispatch", profile="keeps")["id"]
-
-
-def power_cut(daemon, job_ids):
-    """Everything at once, as a reboot: the keeper, the daemon, every job's process."""
-    keeper = keeper_pid(daemon.home)
-    pids = [pid for job_id in job_ids for pid in job_processes(job_id)]
-    os.kill(keeper, signal.SIGKILL)
-    daemon.kill9()
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    wait_for(lambda: not alive(keeper) and not any(job_processes(job_id) for job_id in job_ids),
-             what="every process gone")
 
 
 def test_after_a_power_cut_each_job_comes_back_as_it_was_launched(daemon, tmp_path):

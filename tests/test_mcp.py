@@ -9,18 +9,16 @@ import os
 import subprocess
 import tomllib
 
-import anyio
-import pytest
-from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
+import pytest
 
 from conftest import PYTHON, ROOT, wait_for
 from jobkit import dispatch, row, wait_state
+from mcpkit import text_of, with_client
+from peerkit import items_agent, messages
 from roost import mcp_config
 from roost.mcp_config import mcp_args
 from roost.mcp_server.tools import tools_for
-from test_peers import items_agent, messages
 
 TOOLS = {"roost_peers", "roost_send", "roost_watch", "roost_tasks", "roost_claim", "roost_done"}
 
@@ -32,23 +30,6 @@ def job_environ(daemon, job_id):
     with open(f"/proc/{pid}/environ", "rb") as handle:
         pairs = handle.read().decode("utf-8", "surrogateescape").split("\0")
     return dict(pair.split("=", 1) for pair in pairs if "=" in pair)
-
-
-def server(env):
-    return StdioServerParameters(command=PYTHON, args=["-m", "roost", "mcp"], env=env, cwd=ROOT)
-
-
-def with_client(env, steps):
-    """Run `steps(client)` (async) on an SDK client of `roost mcp` in `env`; its result."""
-    async def session():
-        async with Client(server(env), read_timeout_seconds=30) as client:
-            return await steps(client)
-    return anyio.run(session)
-
-
-def text_of(result):
-    [content] = result.content
-    return content.text
 
 
 def test_the_sdk_client_lists_the_tools_and_a_send_reaches_a_real_peer(daemon):

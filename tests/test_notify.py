@@ -9,7 +9,7 @@ import os
 import pytest
 
 from boardkit import prepared_and_started, project_repo, task_op, wait_stage
-from conftest import PYTHON, DaemonProcess, tracebacks_in_log, wait_for
+from conftest import DaemonProcess, PYTHON, tracebacks_in_log, wait_for
 from gitkit import commit_file, isolated_git  # noqa: F401 (no global git configuration)
 from jobkit import agent, dispatch, wait_row, wait_state, write_config
 from roost.notify.masking import mask
@@ -106,7 +106,7 @@ def test_a_question_is_told_once_to_the_desktop_and_the_command(daemon_with_sink
     assert len(notes) == 1 and notes[0]["kind"] == "question" and notes[0]["id"] == job_id
     assert notes[0]["title"] == "roost: asker asks" and notes[0]["body"]
     assert notes[0]["waitingFor"] in ("question", "first-prompt") and notes[0]["reminder"] is False
-    assert desktop[0][-2:] == [notes[0]["title"], notes[0]["body"]]
+    assert desktop[0][-3:] == ["--", notes[0]["title"], notes[0]["body"]]     # text, never an option
     assert "--urgency=critical" in desktop[0]
     assert len(notify_pushes(hub)) == 1
     # The same wait is never told again, however its row changes meanwhile.
@@ -264,7 +264,9 @@ def test_a_wait_that_ends_within_a_moment_is_not_told(daemon_with_sinks, sinks):
         flapper = dispatch(daemon, ["sh", "-c", "printf 'wait> '; sleep 0.4; exec \"$0\" \"$@\"",
                                     *agent("works_a_while.py", 60, 0.05)], name="flapper", term={"settleMs": 100})
         states = []
-        while "working" not in states[1:] or states[-1] != "working":
+        # Until it was judged waiting and works again (a change of state is pushed at
+        # once: its start's own pushes say working more than once before that).
+        while not ("blocked" in states and states[-1] == "working"):
             message = hub.next_event()
             states += [row["state"] for row in message.get("rows") or () if row["id"] == flapper]
         assert "blocked" in states                  # it was judged waiting, briefly
@@ -276,7 +278,7 @@ def test_a_wait_that_ends_within_a_moment_is_not_told(daemon_with_sinks, sinks):
 
 
 def test_a_task_in_review_is_told(daemon_with_sinks, sinks, tmp_path):
-    from test_peers import speaker
+    from peerkit import speaker
 
     daemon = daemon_with_sinks
     root = project_repo(tmp_path / "repo")
@@ -292,7 +294,7 @@ def test_a_task_in_review_is_told(daemon_with_sinks, sinks, tmp_path):
 
 
 def test_nothing_to_the_desktop_for_the_job_selected_in_a_focused_hub(daemon_with_sinks, sinks):
-    from test_hub import start_hub
+    from tmuxkit import start_hub
     from tmuxkit import Tmux
 
     daemon = daemon_with_sinks

@@ -6,11 +6,7 @@ written as before."""
 import os
 
 from conftest import DaemonProcess, tracebacks_in_log, wait_for
-from jobkit import agent, dispatch, output, row as job_row, ticks, wait_row
-
-RUN_DAEMON = ("from roost.__main__ import run\n"
-              "sys.argv = ['roost', 'daemon', '--foreground']\n"
-              "sys.exit(run())\n")
+from jobkit import RUN_DAEMON, agent, dispatch, output, row as job_row, ticks, wait_row
 
 
 class DiesHalfWayDaemon(DaemonProcess):

@@ -8,10 +8,9 @@ own, so the built-in patterns are the ones tried. Real daemon, keeper, ptys."""
 import os
 
 import pytest
-from conftest import PYTHON, wait_for
-from jobkit import job_record, output, row, wait_row, write_config
-from test_machine_restart import power_cut
 
+from conftest import PYTHON, wait_for
+from jobkit import job_record, output, power_cut, row, wait_row, write_config
 from roost.client.connection import Refused
 from roost.jobs import builtin_profiles
 

@@ -9,53 +9,10 @@ import os
 import pytest
 
 from conftest import PYTHON, wait_for
-from jobkit import job_token, agent, dispatch, job_record, output, row, wait_row, wait_state, write_config
+from jobkit import agent, dispatch, output, row, wait_row, wait_state, write_config
+from peerkit import book, items_agent, lead, messages, speaker, waiting
+from protokit import start
 from roost.client.connection import Refused
-from roost.jobs.reply_book import read_book
-from test_agent_protocol import start
-
-
-def speaker(daemon, job_id):
-    """A connection that speaks for a job, as any process of it may (speak_for)."""
-    client = daemon.client()
-    client.call("speak_for", {"id": job_id, "token": job_token(daemon.home, job_id)})
-    return client
-
-
-def lead(daemon, name="lead", parent=None):
-    """A job that sleeps: a session the test speaks for; `parent`: spawned by that one."""
-    if parent is None:
-        return dispatch(daemon, ["sleep", "300"], name=name)
-    with speaker(daemon, parent) as client:
-        return client.call("spawn", {"launch": {"kind": "shell", "cwd": "/tmp", "command": ["sleep", "300"],
-                                                "env": {}, "name": name, "sessionFile": "", "origin": "bg"}})["id"]
-
-
-def messages(job):
-    try:
-        with open(os.path.join(job.dir, "messages.jsonl"), encoding="utf-8") as handle:
-            return [json.loads(line) for line in handle]
-    except FileNotFoundError:
-        return []
-
-
-def book(job_dir):
-    """What waits in a job's reply book, as it is on disk."""
-    return read_book(job_dir)["pending"]
-
-
-def items_agent(daemon, name="helper", hold=False):
-    env = {"PROTO_MESSAGES": "1"}
-    if hold:
-        env["PROTO_HOLD_MESSAGES"] = "1"
-    job = start(daemon, "recorder", env=env)
-    daemon.call("rename", id=job.id, name=name)
-    job.wait_row(lambda current: "agent-items" in (current.get("capabilities") or []), "the agent's hello")
-    return job
-
-
-def waiting(current):
-    return current["state"] == "blocked" and current["status"] == "waiting"
 
 
 def test_peers_lists_sessions_with_their_relations_and_leaves_out_agents_without_items(daemon):
@@ -323,7 +280,7 @@ def test_a_foreground_peer_joins_messages_and_leaves_with_its_connection(daemon)
 
 
 def test_an_agent_listed_as_taking_items_is_connected_while_its_row_is_written(home):
-    from test_events import SlowRecordsDaemon      # each write of a job's record takes 0.3 s
+    from jobkit import SlowRecordsDaemon      # each write of a job's record takes 0.3 s
 
     daemon = SlowRecordsDaemon(home).start()
     try:

@@ -6,12 +6,14 @@ test_pi_extension.py."""
 
 import json
 import os
+import pathlib
 import shutil
 import subprocess
 
 import pytest
 
 from conftest import ROOT
+from tskit import TSC, once
 from roost.mcp_server.tools import INSTRUCTIONS, tools_for
 
 PACKAGE = os.path.join(ROOT, "clients", "typescript")
@@ -33,31 +35,37 @@ process.stdout.write(JSON.stringify({ handlers, tools: tools.map((tool) => ({
 
 
 @pytest.fixture(scope="module")
-def extension(tmp_path_factory):
-    """The extension as node runs it: its JS, and a stand-in for pi's package."""
-    tsc = os.path.join(PACKAGE, "node_modules", ".bin", "tsc")
-    if not os.path.exists(tsc):
-        pytest.fail(f"{tsc} is missing: run scripts/setup (it installs the TypeScript client's dev dependencies)")
-    build = tmp_path_factory.mktemp("pi-extension")
-    out = build / "out"
-    config = {
-        "extends": os.path.join(PACKAGE, "tsconfig.json"),
-        "compilerOptions": {"noCheck": True, "rewriteRelativeImportExtensions": True, "declaration": False,
-                            "rootDir": PACKAGE, "outDir": str(out),
-                            "typeRoots": [os.path.join(PACKAGE, "node_modules", "@types")]},
-        "include": [EXTENSION],
-    }
-    (build / "tsconfig.json").write_text(json.dumps(config))
-    built = subprocess.run([tsc, "-p", str(build / "tsconfig.json")], capture_output=True, text=True, timeout=180)
-    assert built.returncode == 0, built.stdout + built.stderr
-    (out / "package.json").write_text(json.dumps({"type": "module"}))
-    stub = out / "node_modules" / "@mariozechner" / "pi-coding-agent"
-    stub.mkdir(parents=True)
-    (stub / "package.json").write_text(json.dumps({"name": "@mariozechner/pi-coding-agent", "type": "module",
-                                                   "main": "index.js"}))
-    (stub / "index.js").write_text('export const VERSION = "0.73.1";\n')
-    (out / "load.mjs").write_text(LOAD)
-    return out
+def extension():
+    """The extension as node runs it: its JS, and a stand-in for pi's package (compiled once
+    for the same sources: tskit.once)."""
+    def build(directory):
+        out = os.path.join(directory, "out")
+        config = {
+            "extends": os.path.join(PACKAGE, "tsconfig.json"),
+            "compilerOptions": {"noCheck": True, "rewriteRelativeImportExtensions": True, "declaration": False,
+                                "rootDir": PACKAGE, "outDir": out,
+                                "typeRoots": [os.path.join(PACKAGE, "node_modules", "@types")]},
+            "include": [EXTENSION],
+        }
+        with open(os.path.join(directory, "tsconfig.json"), "w", encoding="utf-8") as handle:
+            json.dump(config, handle)
+        built = subprocess.run([TSC, "-p", os.path.join(directory, "tsconfig.json")], capture_output=True, text=True,
+                               timeout=180)
+        assert built.returncode == 0, built.stdout + built.stderr
+        with open(os.path.join(out, "package.json"), "w", encoding="utf-8") as handle:
+            json.dump({"type": "module"}, handle)
+        stub = os.path.join(out, "node_modules", "@mariozechner", "pi-coding-agent")
+        os.makedirs(stub)
+        with open(os.path.join(stub, "package.json"), "w", encoding="utf-8") as handle:
+            json.dump({"name": "@mariozechner/pi-coding-agent", "type": "module", "main": "index.js"}, handle)
+        with open(os.path.join(stub, "index.js"), "w", encoding="utf-8") as handle:
+            handle.write('export const VERSION = "0.73.1";\n')
+        with open(os.path.join(out, "load.mjs"), "w", encoding="utf-8") as handle:
+            handle.write(LOAD)
+    inputs = [os.path.join(PACKAGE, "pi", name) for name in os.listdir(os.path.join(PACKAGE, "pi"))
+              if name.endswith(".ts")] + [os.path.join(PACKAGE, "src", "roost-agent.ts"),
+                                          os.path.join(PACKAGE, "tsconfig.json")]
+    return pathlib.Path(once({"project": "pi-extension", "load": LOAD}, inputs, build)) / "out"
 
 
 def load(extension, env):

@@ -7,21 +7,12 @@ import os
 
 import pytest
 
+from protokit import ended, reported, start, token_of, write_profiles
 from roost.ops.callers import REFUSED, SESSION
-from jobkit import job_token
-from test_agent_protocol import ended, start, write_profiles
 
 HUB_OPS = sorted(op for op, refused in REFUSED.items() if refused.get(SESSION) == "unsupported"
                  and op not in ("peer_ack", "handback", "events", "concierge-order", "concierge-say",
                                 "concierge-policy", "concierge-suggest", "concierge-reply", "concierge-act"))
-
-
-def token_of(daemon, job_id):
-    return job_token(daemon.home, job_id)
-
-
-def reported(row):
-    return row.get("capabilities") is not None
 
 
 def test_report_and_ack_refuse_a_wrong_token_and_an_unknown_job(daemon):

@@ -10,7 +10,7 @@ import stat
 from boardkit import find, notes_for, prepared_and_started, project_repo, refused, task_op, was_told
 from conftest import DaemonProcess, tracebacks_in_log, wait_for
 from gitkit import commit_file, git, isolated_git, write  # noqa: F401
-from test_peers import speaker
+from peerkit import speaker
 
 LINES = "".join(f"line {number}\n" for number in range(1, 21))
 

@@ -9,10 +9,10 @@ import socket
 import threading
 
 from conftest import wait_for
-from jobkit import job_token, agent, dispatch, job_record, wait_row
+from jobkit import agent, dispatch, job_token, wait_row
+from peerkit import items_agent, messages
+from protokit import start
 from roost.client.connection import Client, Refused
-from test_agent_protocol import start
-from test_peers import items_agent, messages
 
 AT_ONCE = 40
 

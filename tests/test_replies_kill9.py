@@ -7,9 +7,8 @@ import json
 import os
 import sys
 
-from conftest import ROOT, DaemonProcess, wait_for
-from jobkit import agent, dispatch, wait_row
-from test_output_carry import RUN_DAEMON
+from conftest import DaemonProcess, ROOT, wait_for
+from jobkit import RUN_DAEMON, agent, dispatch, wait_row
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import kill_replies  # noqa: E402
@@ -24,11 +23,11 @@ class DiesBeforeSubmitDaemon(DaemonProcess):
     code = ("import os, signal, sys\n"
             "from roost.term import typist\n"
             "write = typist.write_all\n"
-            "def write_or_die(terminal, data):\n"
-            "    if data == terminal.profile.submit.encode() and \\\n"
+            "def write_or_die(keyboard, data):\n"
+            "    if data == keyboard.submit.encode() and \\\n"
             "            os.path.exists(os.path.join(os.environ['ROOST_HOME'], 'die-now')):\n"
             "        os.kill(os.getpid(), signal.SIGKILL)\n"
-            "    return write(terminal, data)\n"
+            "    return write(keyboard, data)\n"
             "typist.write_all = write_or_die\n" + RUN_DAEMON)
 
 

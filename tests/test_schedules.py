@@ -12,8 +12,9 @@ import zoneinfo
 
 import pytest
 
+from clockkit import advance_to, clocked_daemon, now_ms  # noqa: F401 (a fixture)
 from conftest import DaemonProcess, wait_for
-from jobkit import agent, alive, dispatch, job_processes, output, row, wait_row, wait_state, write_config
+from jobkit import agent, alive, dispatch, edit_schedules, job_processes, output, row, wait_row, wait_state, write_config
 from roost.errors import RoostError
 from roost.schedule import when as clock
 
@@ -108,16 +109,6 @@ def schedule_events(daemon, name):
             if event["kind"] == "schedule" and event.get("schedule") == name]
 
 
-def edit_schedules(home, change):
-    path = os.path.join(home, "schedules.json")
-    with open(path) as handle:
-        data = json.load(handle)
-    for record in data["schedules"]:
-        change(record)
-    with open(path, "w") as handle:
-        json.dump(data, handle)
-
-
 @pytest.fixture
 def berlin(home):
     process = DaemonProcess(home, {"TZ": "Europe/Berlin"}).start()
@@ -209,16 +200,19 @@ def test_catch_up_after_the_daemon_was_down_over_two_slots_runs_once(daemon):
     assert len(schedule_events(daemon, "caught")) == 1
 
 
-def test_the_timer_starts_a_run_when_its_time_comes(daemon):
+def test_the_timer_starts_a_run_when_its_time_comes(clocked_daemon):
+    daemon = clocked_daemon
     daemon.call("schedule-add", name="soon", when="every 1m", launch=launch(["true"]))
     daemon.stop()
-    due = int(time.time() * 1000) + 6000          # after the daemon's start: not a missed slot
+    due = now_ms(daemon) + 6000          # after the daemon's start: not a missed slot
 
     def soon(record):
         record["createdAt"] = due - 60_000
         record["nextAt"] = due
     edit_schedules(daemon.home, soon)
     daemon.start()
+    assert schedule(daemon, "soon")["lastJob"] is None      # not yet: its time has not come
+    advance_to(daemon, due)
     ran = wait_for(lambda: schedule(daemon, "soon")["lastJob"] and schedule(daemon, "soon"), timeout=30,
                    what="the due run")
     assert ran["lastSkip"] is None and ran["lastRunAt"] >= due and ran["nextAt"] == due + 60_000
@@ -244,7 +238,7 @@ def test_a_target_schedule_tells_a_waiting_session_and_skips_one_that_is_gone(da
 
 
 def test_a_resumable_run_cut_short_by_a_restart_carries_on_with_its_resume_argv(daemon):
-    from test_jobs_survive import keeper_pid
+    from jobkit import keeper_pid
     write_config(daemon.home, {"agentProfiles": {"ticker": {
         "command": agent("works_a_while.py", 60, 0.2), "resume": agent("prompt_echo.py", 0.1)}}})
     daemon.call("schedule-add", name="long", when="daily 04:00",
@@ -272,7 +266,8 @@ def test_a_resumable_run_cut_short_by_a_restart_carries_on_with_its_resume_argv(
 
 
 def test_a_session_cannot_see_or_change_the_schedules(daemon):
-    from test_protocol_refusals import reported, start, token_of
+    from protokit import start
+    from protokit import reported, token_of
     daemon.call("schedule-add", name="mine", when="every 30m", launch=launch(["true"]))
     job = start(daemon, "recorder")
     job.wait_row(reported, "the agent's first report")

@@ -12,10 +12,10 @@ import stat
 import subprocess
 
 import pytest
+
+from clikit import cli
 from conftest import PYTHON, ROOT, wait_for
-from jobkit import agent, alive
-from test_cli import cli
-from test_jobs_survive import keeper_pid
+from jobkit import agent, alive, keeper_pid
 
 
 def service(home, tmp_path, *words, env=None):

@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from conftest import PYTHON, ROOT, short_tempdir, wait_for
-from test_typescript_client import CLIENT_JS, NODE, compiled  # noqa: F401 (a fixture)
+from tskit import CLIENT_JS, NODE, compiled  # noqa: F401 (a fixture)
 
 NOBODY = pwd.getpwnam("nobody").pw_uid
 
@@ -133,7 +133,7 @@ def test_roost_agent_py_refuses_someone_elses_socket(foreign):
 
 
 def test_roost_mcp_refuses_someone_elses_socket(foreign):
-    from test_mcp import text_of, with_client
+    from mcpkit import text_of, with_client
 
     env = dict(client_env(foreign.path), ROOST_JOB_ID="job", ROOST_JOB_TOKEN="token")
 

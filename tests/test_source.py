@@ -23,7 +23,8 @@ class Module:
         self.source = source
         self.is_package = is_package
         self.package = dotted if is_package else dotted.rsplit(".", 1)[0]
-        self.imports = _imports(ast.parse(source), self.package)
+        self.tree = ast.parse(source)
+        self.imports = _imports(self.tree, self.package)
 
     @property
     def lines(self):
@@ -83,10 +84,22 @@ def within(name, *packages):
 RANKS = {
     # the leaves everything may use
     "roost": -1, "roost.codec": 0, "roost.errors": 0, "roost.paths": 0, "roost.framing": 0, "roost.controls": 0,
+    "roost.states": 0,
+    # the one clock: now_ms, monotonic, and the timers handed to the parts that decide by time
+    "roost.clock": 0,
+    # the job's identity variables (the keeper, the daemon and the clients read them)
+    "roost.job_identity": 0,
+    # the order of the jobs' rows, the daemon's and the clients'
+    "roost.rows": 0,
+    # the one threadpool seam (gevent imported only once the daemon turns it on)
+    "roost.blocking": 0,
     # the house's one atomic writer (standard library only): the store, the keeper and the
     # term's log all write through it
     "roost.unix.files": 0,
-    "roost.store": 1, "roost.config": 1, "roost.mcp_config": 1, "roost.args": 1,
+    "roost.store": 1, "roost.config": 1, "roost.mcp_config": 1,
+    # the types the ops' contracts are written in (a launch's DispatchArgs too), and the
+    # reading of one argument with them (an op whose contract is not written yet)
+    "roost.contract": 1, "roost.args": 2,
     # the operating system's seams, and the keeper that holds the terminals
     "roost.unix": 2, "roost.bundle": 2,
     "roost.keeper": 3,
@@ -111,11 +124,14 @@ RANKS = {
     "roost.mcp_server": 4,
     # the hub: a client of the wire like the CLI, which starts it (curses, no gevent)
     "roost.hub": 5,
+    # `roost web`: a client of the wire like the hub (its Fleet), a gevent process patched
+    # by the CLI's command at the one patch site; it masks with roost.notify's masking
+    "roost.web": 12,
     "roost.cli": 23,
     "roost.__main__": 24,
 }
 # The clients' side: nothing of the daemon's imports them.
-CLIENT_SIDE = ("roost.client", "roost.mcp_server", "roost.hub", "roost.cli")
+CLIENT_SIDE = ("roost.client", "roost.mcp_server", "roost.hub", "roost.web", "roost.cli")
 
 
 def package_of(dotted):
@@ -171,7 +187,7 @@ def test_a_planted_import_of_the_client_side_breaks_the_layer_rule():
 # roost.keeper.client is the one exception in its package: it is the daemon's side of
 # the keeper's socket, so it runs under gevent in the daemon, never in the keeper.
 KEEPER_EXCEPTIONS = {"roost.keeper.client": "the daemon's side of the keeper's socket (gevent)"}
-KEEPER_SIDE = ("roost.keeper", "roost.unix", "roost.framing")
+KEEPER_SIDE = ("roost.keeper", "roost.unix", "roost.framing", "roost.clock", "roost.job_identity")
 
 
 def keeper_violations(modules):
@@ -234,8 +250,8 @@ def test_the_screen_imports_no_gevent():
 
 def test_a_planted_gevent_import_in_the_screen_breaks_its_rule():
     planted = MODULES + [Module("roost.term.screen.planted", "from roost.term.screen import compact\nfrom roost import store\n")]
-    # roost.store reaches gevent (its threadpool seam): that is enough to break the rule.
-    assert screen_violations(planted) == [("roost.term.screen.planted", "roost.store")]
+    # roost.store reaches gevent (through the threadpool seam): that is enough to break the rule.
+    assert screen_violations(planted) == [("roost.term.screen.planted", "roost.blocking")]
 
 
 # -- the CLI's path ---------------------------------------------------------------------
@@ -243,6 +259,11 @@ def test_a_planted_gevent_import_in_the_screen_breaks_its_rule():
 HEAVY = ("gevent", "dulwich", "pexpect", "pyte", "ujson")
 # `roost daemon --foreground` is the daemon itself: the CLI's daemon command may import it.
 CLI_EXCEPTIONS = {"roost.cli.commands.daemon": "`--foreground` runs the daemon in this process"}
+# `roost web` serves in its own process, patched first (roost.daemon.patching) by its
+# command; its devices and guard, which `roost web devices` and `revoke` use, stay light.
+CLI_EXCEPTIONS.update({name: "`roost web` serves in this process (gevent's pywsgi)" for name in (
+    "roost.cli.commands.web", "roost.web.run", "roost.web.server", "roost.web.app", "roost.web.mirror",
+    "roost.web.pages", "roost.web.screens", "roost.web.push")})
 
 
 def cli_violations(modules):
@@ -349,3 +370,187 @@ def test_no_file_or_package_of_roost_shadows_a_library():
 def test_every_ranked_package_exists(package):
     """A rank for a package that was renamed or removed would hide the new one's rule."""
     assert package in NAMES
+
+
+# -- one of each (issue 28) ---------------------------------------------------------------
+# Each mechanism has one home, imported wherever it is needed; a second copy is a rule's
+# violation. Each rule lists its exceptions with the reason.
+
+def _string_constants(tree):
+    """The string constants of a module's tree, docstrings left out (they may name anything)."""
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [node.value for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings]
+
+
+# The clock: time is read through roost.clock (now_ms, monotonic, timers). The parts that
+# decide by time are handed a clock and read no other, so a test can move time.
+DECIDE_BY_TIME = ("roost.jobs.limit_resume", "roost.schedule.clock", "roost.schedule.book", "roost.notify.notifier",
+                  "roost.jobs.reaping", "roost.concierge.digests", "roost.board.preparing", "roost.jobs.runner",
+                  "roost.jobs.processes")
+_WALL_CLOCK = re.compile(r"^def _?now_ms\(|time\.time\(\) \* 1000", re.MULTILINE)
+_OWN_TIME = re.compile(r"\bnow_ms\(\)|\btime\.(time|monotonic|sleep)\(|gevent\.(spawn_later|sleep)\(")
+
+
+def clock_violations(modules):
+    problems = [(m.dotted, "its own wall clock in ms") for m in modules
+                if m.dotted != "roost.clock" and _WALL_CLOCK.search(m.source)]
+    return problems + [(m.dotted, "reads time past its clock") for m in modules
+                       if m.dotted in DECIDE_BY_TIME and _OWN_TIME.search(m.source.replace("clock.now_ms()", ""))]
+
+
+def test_time_is_read_through_the_one_clock():
+    assert clock_violations(MODULES) == []
+
+
+def test_a_planted_clock_of_its_own_breaks_the_clock_rule():
+    planted = [Module("roost.jobs.planted", "import time\ndef now_ms():\n    return int(time.time() * 1000)\n"),
+               Module("roost.jobs.reaping", "import gevent\ngevent.spawn_later(5, print)\n")]
+    assert clock_violations(MODULES + planted) == [("roost.jobs.planted", "its own wall clock in ms"),
+                                                   ("roost.jobs.reaping", "reads time past its clock")]
+
+
+# The job's identity variables: named in roost.job_identity alone.
+IDENTITY_VARIABLES = ("ROOST_JOB_ID", "ROOST_JOB_TOKEN", "ROOST_JOB_DIR", "ROOST_JOB_PERSON", "PI_JOB_ID",
+                      "PI_JOB_TOKEN", "PI_DAEMON_SOCK", "PI_JOB_DIR")
+IDENTITY_EXCEPTIONS = {
+    "roost.job_identity": "their home",
+    "roost.jobs.processes": "finds a job's processes by the bytes of their environments in /proc",
+    "roost.mcp_config": "the variables Codex must pass on to `roost mcp` (with PYTHONPATH), a list of its own",
+}
+
+
+def identity_violations(modules):
+    return sorted({(m.dotted, value) for m in modules if m.dotted not in IDENTITY_EXCEPTIONS
+                   for value in _string_constants(m.tree) if value in IDENTITY_VARIABLES})
+
+
+def test_the_job_identity_variables_are_named_in_one_place():
+    assert identity_violations(MODULES) == []
+
+
+def test_a_planted_identity_variable_breaks_its_rule():
+    planted = Module("roost.cli.planted", 'import os\njob = os.environ.get("ROOST_JOB_ID")\n')
+    assert identity_violations(MODULES + [planted]) == [("roost.cli.planted", "ROOST_JOB_ID")]
+
+
+# Text made visible on a person's terminal: roost.controls.visible, one way of escaping.
+def visible_violations(modules):
+    return [m.dotted for m in modules if m.dotted != "roost.controls"
+            and any(isinstance(node, ast.FunctionDef) and node.name == "visible" and node.args.args[:1]
+                    and node.args.args[0].arg != "self" for node in m.tree.body)]
+
+
+def test_one_visible():
+    assert visible_violations(MODULES) == []
+    planted = Module("roost.cli.planted", "def visible(text):\n    return text.replace('\\x1b', '\\\\e')\n")
+    assert visible_violations(MODULES + [planted]) == ["roost.cli.planted"]
+
+
+# The jobs' order (pinned, the user's order, oldest): roost.rows.order_key.
+_ORDER = re.compile(r"\(not \w+\.get\(\"pinned\"\)")
+
+
+def order_violations(modules):
+    return [m.dotted for m in modules if m.dotted != "roost.rows" and _ORDER.search(m.source)]
+
+
+def test_one_job_order():
+    assert order_violations(MODULES) == []
+    planted = Module("roost.hub.planted", 'def key(row):\n    return (not row.get("pinned"), row["startedAt"])\n')
+    assert order_violations(MODULES + [planted]) == ["roost.hub.planted"]
+
+
+# A file's content is replaced only through the house's atomic writer (roost.unix.files,
+# through roost.store where the daemon writes): no open(..., "w") and rename by hand.
+_HAND_WRITE = re.compile(r"""open\([^)]*["'][wx]b?\+?["']|os\.(replace|rename)\(""")
+HAND_WRITE_EXCEPTIONS = {
+    "roost.unix.files": "the atomic writer itself",
+    "roost.cli.commands.web": "opens /dev/null as the stderr of another machine's ssh (no file is written)",
+    "roost.store": "sets a damaged file aside under a new name (its content is kept, not written)",
+    "roost.jobs.timeline": "a full log is renamed to its older half (a rotation, nothing written)",
+    "roost.term.output_log": "a full log is renamed to its older half (a rotation, nothing written)",
+    "roost.bundle.unpacked_copies": "an unpacked copy is renamed aside before it is removed",
+    "roost.client.connection": "opens os.devnull for a child's stdin and stdout",
+    "roost.jobs.jail_places": "puts a new link in a file's place (sandbox.moveInto; the file's content is copied "
+                              "by the atomic writer)",
+}
+
+
+def hand_write_violations(modules):
+    return [m.dotted for m in modules if m.dotted not in HAND_WRITE_EXCEPTIONS and _HAND_WRITE.search(m.source)]
+
+
+def test_every_file_is_written_by_the_atomic_writer():
+    assert hand_write_violations(MODULES) == []
+    planted = Module("roost.cli.commands.planted",
+                     'import os\nwith open("x.tmp", "wb") as out:\n    out.write(b"")\nos.replace("x.tmp", "x")\n')
+    assert hand_write_violations(MODULES + [planted]) == ["roost.cli.commands.planted"]
+
+
+# Blocking work off the loop: roost.blocking, the one threadpool seam.
+def threadpool_violations(modules):
+    return [m.dotted for m in modules if m.dotted != "roost.blocking" and ".threadpool" in m.source]
+
+
+def test_one_threadpool_seam():
+    assert threadpool_violations(MODULES) == []
+    planted = Module("roost.git.planted", "import gevent\npool = gevent.get_hub().threadpool\n")
+    assert threadpool_violations(MODULES + [planted]) == ["roost.git.planted"]
+
+
+# -- the tests themselves -------------------------------------------------------------------
+
+TESTS = os.path.join(ROOT, "tests")
+
+
+def imports_of_tests(sources):
+    """(importer, imported test module) for each import of a test module by another file of
+    the tests: what several tests share lives in a kit (tests/*kit.py), not in a test."""
+    found = []
+    for name, source in sources.items():
+        for node in ast.walk(ast.parse(source)):
+            modules = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                       else [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+            found += [(name, module) for module in modules if module.split(".")[-1].startswith("test_")]
+    return sorted(found)
+
+
+def sources_of_tests():
+    found = {}
+    for directory, subdirs, files in os.walk(TESTS):
+        subdirs[:] = [name for name in subdirs if name not in ("__pycache__", "fixtures", "agents")]
+        for name in files:
+            if name.endswith(".py"):
+                with open(os.path.join(directory, name), encoding="utf-8") as handle:
+                    found[os.path.relpath(os.path.join(directory, name), TESTS)] = handle.read()
+    return found
+
+
+def test_tests_share_kits_not_each_other():
+    sources = sources_of_tests()
+    assert imports_of_tests(sources) == []
+    planted = {**sources, "test_planted.py": "from test_peers import speaker\n"}
+    assert imports_of_tests(planted) == [("test_planted.py", "test_peers")]
+
+
+# -- the clients ask the daemon, they do not import it ---------------------------------
+
+DAEMON_SIDE = ("roost.ops", "roost.server", "roost.daemon")
+
+
+def client_imports_of_the_daemon(modules):
+    """(module, what) for each client-side module that imports the daemon's upper layers
+    (the CLI refuses by a table of its own: roost.cli.persons_ops)."""
+    names = {m.dotted for m in modules}
+    return sorted((m.dotted, name) for m in modules
+                  if within(m.dotted, *CLIENT_SIDE) and m.dotted not in CLI_EXCEPTIONS
+                  for name in m.imports & names if within(name, *DAEMON_SIDE))
+
+
+def test_the_clients_import_nothing_of_the_daemon():
+    assert client_imports_of_the_daemon(MODULES) == []
+    planted = Module("roost.cli.planted", "from roost.ops.callers import is_the_persons\n")
+    assert client_imports_of_the_daemon(MODULES + [planted]) == [("roost.cli.planted", "roost.ops.callers")]

@@ -15,8 +15,8 @@ WRITER = textwrap.dedent("""
     from roost.daemon import patching
     patching.patch()
     import gevent
-    from roost import store
-    store.use_threadpool()
+    from roost import blocking, store
+    blocking.use_threadpool()
     directory = sys.argv[1]
     def burst(name):
         n = 0

@@ -7,9 +7,9 @@ import json
 import os
 
 from conftest import wait_for
+from dialogkit import in_dialog, launch
 from jobkit import agent, dispatch, row, wait_row, write_config
 from roost.jobs import timeline
-from test_dialogs import in_dialog, launch
 
 PROMPT = {"settleMs": 200, "waiting": r"^>"}
 

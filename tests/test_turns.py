@@ -7,8 +7,8 @@ import time
 
 import gevent
 
-from test_terminal import Job, gwait
 from roost.term.turns import Turns
+from termkit import Job, gwait
 
 FLOOD = ["sh", "-c", "while :; do echo 'a line of output, as agents print them'; done"]
 

@@ -9,10 +9,10 @@ import pytest
 
 from conftest import wait_for
 from jobkit import agent, dispatch, wait_row
+from peerkit import lead, speaker, waiting
 from roost.client.connection import Refused
 from roost.controls import visible
 from roost.peers import envelope
-from test_peers import lead, speaker, waiting
 
 
 def raw_logger(daemon, tmp_path, name="tui"):

@@ -6,11 +6,11 @@ on the new base while the ones before it stay landed."""
 
 import os
 
-from boardkit import launch, notes_for, prepared_and_started, project_repo, refused, task_op, was_told, wait_stage
+from boardkit import launch, notes_for, prepared_and_started, project_repo, refused, task_op, wait_stage, was_told
 from conftest import wait_for
 from jobkit import write_config
 from gitkit import commit_file, git, isolated_git, read, sha, write  # noqa: F401
-from test_peers import speaker
+from peerkit import speaker
 
 
 def approve(daemon, task_id):

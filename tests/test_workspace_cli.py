@@ -8,7 +8,7 @@ import pty
 import subprocess
 
 from boardkit import project_repo, task_op, wait_stage
-from conftest import PYTHON
+from conftest import PYTHON, wait_for
 from gitkit import commit_file, git, isolated_git, read, sha, write  # noqa: F401
 
 
@@ -48,6 +48,8 @@ def test_a_task_from_start_to_merge_on_the_command_line(daemon, tmp_path):
     merged = json.loads(cli(daemon, "merge", "1", "--no-ff", "--json"))
     assert merged["task"]["workspace"]["stage"] == "merged" and merged["task"]["workspace"]["merge"]["mode"] == "no-ff"
     assert read(os.path.join(root, "notes.md")) == "# The notes\n"
+    # A merged worktree is removed just after the merge answers (roost.board.merging).
+    wait_for(lambda: not os.path.exists(path), what="the merged worktree removed")
     lines = cli(daemon, "cleanup", "--dry").splitlines()
     assert len(lines) == 2 and all(line.startswith("remove the verify log of task #1") for line in lines)
     assert cli(daemon, "cleanup").splitlines() == lines
@@ -80,7 +82,7 @@ def test_approve_dry_shows_control_characters_and_hash_approves_only_what_was_sh
     root = project_repo(str(tmp_path / "repo"), verify=HIDING)
     cli(daemon, "add", "Hidden", "--project", root)
     shown = cli(daemon, "approve", "1", "--dry")
-    assert "verify: make test\\r\\e[2Kecho all is well" in shown
+    assert "verify: make test\\x0d\\x1b[2Kecho all is well" in shown
     assert "\x1b" not in shown and "\r" not in shown
     digest = shown.split("hash: ")[1].split()[0]
     assert f"roost task approve 1 --hash {digest}" in shown

@@ -9,7 +9,7 @@ import subprocess
 from boardkit import find, prepared_and_started, project_repo, refused, stage, task_op, wait_stage
 from conftest import wait_for
 from gitkit import commit_file, git, isolated_git, make_repo, sha, write  # noqa: F401
-from test_peers import speaker
+from peerkit import speaker
 
 
 def approve(daemon, task_id):

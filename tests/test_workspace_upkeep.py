@@ -11,10 +11,10 @@ import stat
 import pytest
 
 from boardkit import find, launch, prepared_and_started, project_repo, refused, stage, task_op, worktree_paths
-from conftest import PYTHON, DaemonProcess, wait_for
+from conftest import DaemonProcess, PYTHON, wait_for
 from gitkit import commit_file, git, isolated_git, read, sha, write  # noqa: F401
+from peerkit import speaker
 from roost.client.connection import Lost
-from test_peers import speaker
 
 
 def done(daemon, worker, task_id):
@@ -116,8 +116,8 @@ def test_a_pull_request_is_pushed_and_opened_with_the_tip_the_dry_run_showed(gh_
     with open(daemon.gh + ".json") as handle:
         seen = json.load(handle)
     assert seen["cwd"] == root          # never the worktree: gh runs git where it starts
-    assert seen["argv"][:6] == ["pr", "create", "--base", "main", "--head", workspace["branch"]]
-    assert seen["argv"][6:8] == ["--title", "Open a PR; $(touch x)"] and "why it matters" in seen["argv"][9]
+    assert seen["argv"][:4] == ["pr", "create", "--base=main", "--head=" + workspace["branch"]]
+    assert seen["argv"][4] == "--title=Open a PR; $(touch x)" and "why it matters" in seen["argv"][5]
     assert not os.path.exists(os.path.join(workspace["path"], "x"))
 
 

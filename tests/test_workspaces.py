@@ -6,11 +6,10 @@ the worktree; titles that would be commands; the callers refused per the spec.""
 import json
 import os
 
-from boardkit import (find, launch, notes_for, prepared_and_started, project_repo, refused, stage, task_op, was_told,
-                      wait_stage, worktree_paths)
+from boardkit import find, launch, notes_for, prepared_and_started, project_repo, refused, stage, task_op, wait_stage, was_told, worktree_paths
 from conftest import wait_for
 from gitkit import commit_file, git, isolated_git, read, sha, write  # noqa: F401
-from test_peers import speaker
+from peerkit import speaker
 
 
 def approve(daemon, task_id):
@@ -160,6 +159,8 @@ def test_a_prepared_worktree_not_started_is_removed_after_its_hold(daemon, tmp_p
 
 def test_titles_that_would_be_commands_give_valid_branches_and_run_nothing(daemon, tmp_path):
     root = project_repo(tmp_path / "repo")
+    # /tmp is shared (other test runs, other processes): what is there already is left as it was.
+    shared = {os.path.join("/tmp", name): _stat(os.path.join("/tmp", name)) for name in ("x", "y")}
     for number, title in enumerate(["$(touch x) and `touch y`", "; rm -rf / #", "it's \"quoted\"",
                                     "Ünïcödé — 日本語 ✓", "-- --force ..lock"], start=1):
         task = task_op(daemon, action="add", title=title, project=root)["task"]
@@ -172,9 +173,19 @@ def test_titles_that_would_be_commands_give_valid_branches_and_run_nothing(daemo
             task_op(client, action="done", id=task["id"])
         assert task_op(daemon, action="merge", id=task["id"])["task"]["workspace"]["stage"] == "merged"
     wait_for(lambda: worktree_paths(root) == [os.path.realpath(root)], what="the merged worktrees removed")
-    for directory in (root, daemon.home, str(tmp_path), "/tmp"):
+    for directory in (root, daemon.home, str(tmp_path)):
         assert not os.path.exists(os.path.join(directory, "x")) and not os.path.exists(os.path.join(directory, "y"))
+    assert {path: _stat(path) for path in shared} == shared
     assert os.path.isdir("/usr/bin")
+
+
+def _stat(path):
+    """(inode, modification time) of `path`, or None when there is none."""
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return found.st_ino, found.st_mtime_ns
 
 
 def test_callers_are_refused_per_the_spec(daemon, tmp_path):

@@ -6,7 +6,7 @@ import os
 import shutil
 import subprocess
 
-from conftest import wait_for
+from conftest import PYTHON, ROOT, wait_for
 
 TMUX = shutil.which("tmux") or "/usr/bin/tmux"
 
@@ -72,3 +72,10 @@ class Tmux:
         if self.started:
             self.tmux("kill-server", check=False)
             self.started = False
+
+
+HUB = [PYTHON, "-m", "roost", "hub"]
+
+
+def start_hub(tmux, argv=HUB, width=120, height=40, **env):
+    return tmux.start(argv, width, height, env={"PYTHONPATH": ROOT, "TERM": "xterm-256color", **env})

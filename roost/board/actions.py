@@ -12,8 +12,8 @@ import logging
 
 from roost import git
 from roost.board import path_claims, places
-from roost.board.board import now_ms
-from roost.errors import RoostError, bad_request, not_found
+from roost.clock import now_ms
+from roost.errors import BLOCKED, CONFLICT, UNSUPPORTED, RoostError, bad_request, not_found
 from roost.events.bus import one_line
 from roost.peers import envelope
 from roost.peers.directory import Peer
@@ -71,7 +71,9 @@ class BoardActions:
         self.messenger = messenger
         self.bus = bus
         self.push = push                  # fn(message): to every subscribed hub
-        self.finish_workspace = None      # fn(actor, task, result): a workspace's done (M55)
+        # fn(actor, task, result) -> the task, or None when the task is not its part's: a
+        # task in its own worktree is done when it is merged (M55, roost.board.workspaces)
+        self.done_by = []
 
     # -- reading ------------------------------------------------------------------------
 
@@ -124,13 +126,13 @@ class BoardActions:
             if all(entry["id"] != actor.peer.id for entry in waiting) and len(waiting) < MAX_WAITING:
                 waiting.append({"id": actor.peer.id, "name": actor.peer.name})
                 self.board.save()
-            raise RoostError("blocked", f"task #{task_id} waits on " + ", ".join(f"#{other}" for other in holding)
+            raise RoostError(BLOCKED, f"task #{task_id} waits on " + ", ".join(f"#{other}" for other in holding)
                              + ": you are told when it can be claimed")
         owner = task.get("owner")
         if owner and owner["id"] == actor.peer.id:
             return task
         if owner and self.holds(owner["id"]):
-            raise RoostError("conflict", f"task #{task_id} is held by {owner['name']} ({owner['id']})")
+            raise RoostError(CONFLICT, f"task #{task_id} is held by {owner['name']} ({owner['id']})")
         if owner:
             self._release(task, "its session is gone", tell=False)
         task.update(state="claimed", owner={"id": actor.peer.id, "name": actor.peer.name}, claimedAt=now_ms(),
@@ -144,9 +146,10 @@ class BoardActions:
         self._owners_or_a_person(actor, task, "done")
         if task["state"] != "claimed":
             raise bad_request(f"task #{task_id} is {task['state']}, not claimed")
-        if task.get("workspace") and self.finish_workspace is not None:
-            # M55: a task in its own worktree is done when it is merged; `done` sends it on.
-            return self.finish_workspace(actor, task, result)
+        for finish in self.done_by:
+            finished = finish(actor, task, result)
+            if finished is not None:
+                return finished
         holder = task["owner"]
         task.update(state="done", doneAt=now_ms(), result=(result or "")[:RESULT] or None)
         self.changed(actor, task, "done", f": {result}" if result else "")
@@ -186,9 +189,9 @@ class BoardActions:
             raise bad_request(f"task #{task_id} is being handed over already")
         target = self.directory.find(_anyone(), to)
         if target.job is not None and not target.job.protocol and not target.job.launch.get("profile"):
-            raise RoostError("unsupported", f"{target.name} is a command, not an agent: it cannot take a task")
+            raise RoostError(UNSUPPORTED, f"{target.name} is a command, not an agent: it cannot take a task")
         if task.get("project") is not None and self._project_of_peer(target) != task["project"]:
-            raise RoostError("unsupported", f"{target.name} works outside task #{task_id}'s project")
+            raise RoostError(UNSUPPORTED, f"{target.name} works outside task #{task_id}'s project")
         before = task.get("assigned")
         task["assigned"] = {"id": target.id, "name": target.name, "at": now_ms(), "pending": True}
         try:
@@ -242,6 +245,18 @@ class BoardActions:
         job = self.registry.get(session_id)
         return job is not None and job.state not in ENDED
 
+    def holder(self, task):
+        """{id, name} of the live session that holds the task, or None."""
+        owner = task.get("owner")
+        if task["state"] == "claimed" and owner and self.holds(owner["id"]):
+            return owner
+        return None
+
+    def tell_holder(self, task, text):
+        """A note to the task's live holder: how it went, or None (no live holder)."""
+        holder = self.holder(task)
+        return self.tell(holder["id"], text) if holder else None
+
     # -- helpers ---------------------------------------------------------------------------
 
     def _owners_or_a_person(self, actor, task, action):
@@ -249,7 +264,7 @@ class BoardActions:
         if not actor.person and (owner is None or owner["id"] != actor.peer.id):
             if owner is None:
                 raise bad_request(f"task #{task['id']} is not claimed")
-            raise RoostError("unsupported", f"task #{task['id']} is {owner['name']}'s: only its holder may {action} it")
+            raise RoostError(UNSUPPORTED, f"task #{task['id']} is {owner['name']}'s: only its holder may {action} it")
 
     def _release(self, task, why, tell, actor=None):
         holder = task.get("owner")

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 
 from roost import git, store
-from roost.board.board import now_ms
+from roost.clock import now_ms
 from roost.errors import bad_request
 
 PROJECT_FILE = ".roost/project.json"

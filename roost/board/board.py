@@ -10,10 +10,10 @@ the action answers.
 
 import logging
 import os
-import time
 
 from roost import store
-from roost.errors import RoostError
+from roost.clock import now_ms
+from roost.errors import FULL, RoostError
 
 log = logging.getLogger(__name__)
 
@@ -24,10 +24,6 @@ STATES = ("open", "claimed", "done", "dropped")
 # A task in a workspace (M54) is counted by its stage: in `workspaces` until merged or
 # dropped, and in `needsYou` while it waits for a person.
 NEEDS_YOU = ("review", "conflict", "failed")
-
-
-def now_ms():
-    return int(time.time() * 1000)
 
 
 class TaskBoard:
@@ -112,7 +108,7 @@ class TaskBoard:
             if task["state"] in ("done", "dropped") and not _holds_work(task):
                 self.tasks.remove(task)
                 return
-        raise RoostError("full", f"the board holds {MAX_TASKS} tasks and none of them is done or dropped")
+        raise RoostError(FULL, f"the board holds {MAX_TASKS} tasks and none of them is done or dropped")
 
 
 def _holds_work(task):

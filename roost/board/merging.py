@@ -26,8 +26,8 @@ import logging
 import gevent
 
 from roost import git
-from roost.board import train_order
-from roost.board.board import now_ms
+from roost.board import task_git, train_order
+from roost.clock import now_ms
 from roost.errors import RoostError, bad_request
 from roost.git.errors import GitError
 
@@ -58,25 +58,28 @@ def _follow_sync(workspace, result):
 
 def _raise_tampered(error):
     """A worktree refused as tampered is no refusal to merge but a failure of the task
-    (Workspaces.lock sends it to failed): it passes on."""
+    (TaskLocks.lock sends it to failed): it passes on."""
     if isinstance(error, GitError) and error.reason == "tampered":
         raise error
 
 
 class Merges:
-    def __init__(self, workspaces):
-        self.workspaces = workspaces
+    def __init__(self, board, actions, stages, locks, checks):
+        self.board = board
+        self.actions = actions
+        self.stages = stages
+        self.locks = locks
+        self.checks = checks        # a merge's verify runs as a check
 
     def merge(self, actor, task_id, mode="ff"):
         """(task, note): merged, a conflict, or refused, in words."""
-        spaces = self.workspaces
-        task = spaces.actions.task(actor, task_id)
-        with spaces.lock(task_id):
+        task = self.actions.task(actor, task_id)
+        with self.locks.lock(task_id):
             self._check(task)
-            unverified = spaces.unverified(task)
+            unverified = task_git.unverified(task)
             if unverified:
                 note = f"not merged: {unverified}"
-                spaces.stages.move(task, "review", note=note, actor=actor)
+                self.stages.move(task, "review", note=note, actor=actor)
                 return task, note
             self._begin(task, actor, mode)
             # The land first: a branch that holds base already lands as it is, and one
@@ -87,30 +90,27 @@ class Merges:
         return task, note
 
     def _check(self, task):
-        spaces = self.workspaces
-        workspace = spaces.workspace(task, "review", "conflict")
-        spaces.present(task)
+        workspace = task_git.workspace(task, "review", "conflict")
+        task_git.present(task)
         if task["state"] == "dropped":
             raise bad_request(f"task #{task['id']} is dropped")
         # a worktree whose .git was tampered with lands nothing, even what needs no sync
-        place = spaces.checkout(task)
+        place = task_git.checkout(task)
         if workspace["stage"] == "conflict" and git.worktree_head(place)[2]:
             raise bad_request(f"task #{task['id']}'s sync stopped on conflicts: resolve and commit them "
                               f"(`roost task commit {task['id']}`), or give it up (`roost task abort {task['id']}`)")
 
     def _begin(self, task, actor, mode):
         """Stage merging, saved with what base was, before anything changes."""
-        spaces = self.workspaces
-        old = git.require_sha(spaces.repository(task), task["workspace"]["baseRef"])
-        spaces.stages.move(task, "merging", note=None, actor=actor, merge={"mode": mode, "at": now_ms(), "old": old})
+        old = git.require_sha(task_git.repository(task), task["workspace"]["baseRef"])
+        self.stages.move(task, "merging", note=None, actor=actor, merge={"mode": mode, "at": now_ms(), "old": old})
         _reached("merge_recorded")
 
     def _sync(self, task, actor, mode):
         """Stage merging, then base merged into the branch: ("synced", result), or
         ("conflict" | "refused", note) with the stage set."""
-        spaces = self.workspaces
         workspace = task["workspace"]
-        repo = spaces.repository(task)
+        repo = task_git.repository(task)
         self._begin(task, actor, mode)
         try:
             if git.is_merged(repo, workspace["baseRef"], workspace["branch"]):
@@ -119,19 +119,19 @@ class Merges:
                 workspace["merge"]["synced"] = "up_to_date"
                 _reached("synced")
                 return "synced", None
-            result = git.sync_with_base(repo, spaces.checkout(task), workspace["baseRef"])
+            result = git.sync_with_base(repo, task_git.checkout(task), workspace["baseRef"])
         except RoostError as error:
             _raise_tampered(error)
             return self._refused(task, f"syncing with base failed: {error.text}")
         refusal = _follow_sync(workspace, result)
         if refusal:
             return self._refused(task, refusal)
-        spaces.board.save()         # the tip that lands now, before anything else can stop the merge
+        self.board.save()         # the tip that lands now, before anything else can stop the merge
         _reached("synced")
         if result.outcome == "conflict":
             shown = ", ".join(result.conflicts[:10]) + (" ..." if len(result.conflicts) > 10 else "")
             note = f"syncing with {workspace['baseRef']} stopped on conflicts in {shown or 'some files'}"
-            spaces.stages.move(task, "conflict", note=note, conflicts=result.conflicts[:200])
+            self.stages.move(task, "conflict", note=note, conflicts=result.conflicts[:200])
             return "conflict", note
         if result.outcome == "refused":
             return self._refused(task, f"not merged: {result.detail}")
@@ -139,13 +139,12 @@ class Merges:
         return "synced", result
 
     def _refused(self, task, note):
-        self.workspaces.stages.move(task, "review", note=note)
+        self.stages.move(task, "review", note=note)
         return "refused", note
 
     def _land(self, task, actor, mode, resync):
-        spaces = self.workspaces
         workspace = task["workspace"]
-        repo = spaces.repository(task)
+        repo = task_git.repository(task)
         for attempt in range(LAND_TRIES):
             try:
                 landed = git.land(repo, workspace["branch"], workspace["baseRef"], mode=mode,
@@ -157,7 +156,7 @@ class Merges:
                     return self._refused(task, f"not merged: {error.text}")
             # the branch does not hold base (any more): bring it along, in its worktree
             try:
-                result = git.sync_with_base(repo, spaces.checkout(task), workspace["baseRef"])
+                result = git.sync_with_base(repo, task_git.checkout(task), workspace["baseRef"])
             except RoostError as error:
                 _raise_tampered(error)
                 return self._refused(task, f"syncing with base failed: {error.text}")
@@ -165,11 +164,11 @@ class Merges:
             refusal = _follow_sync(workspace, result)
             if refusal:
                 return self._refused(task, refusal)
-            spaces.board.save()
+            self.board.save()
             _reached("synced")
             if result.outcome == "conflict":
                 note = f"syncing with {workspace['baseRef']} stopped on conflicts in {', '.join(result.conflicts[:10])}"
-                spaces.stages.move(task, "conflict", note=note, conflicts=result.conflicts[:200])
+                self.stages.move(task, "conflict", note=note, conflicts=result.conflicts[:200])
                 return "conflict", note
             if result.outcome == "refused":
                 return self._refused(task, f"not merged: {result.detail}")
@@ -182,31 +181,30 @@ class Merges:
         after the answer: removing a worktree writes as much as checking one out, and the
         merge is done once base moved (a daemon that stops first removes them at its next
         start)."""
-        spaces = self.workspaces
         workspace = task["workspace"]
         merge = workspace.setdefault("merge", {})
         new = merge.get("new") or ""
         note = how or (f"merged into {workspace['baseRef']} at {new[:12]} ({merge.get('mode', 'ff')})"
                        if merge.get("outcome") != "up_to_date" else f"already in {workspace['baseRef']}")
         merge["at"] = now_ms()
-        spaces.stages.move(task, "merged", note=note, actor=actor)
+        self.stages.move(task, "merged", note=note, actor=actor)
         _reached("merged_saved")
         gevent.spawn(self._remove_in_turn, task)
         return note
 
     def _remove_in_turn(self, task):
-        with self.workspaces.lock(task["id"]):
+        with self.locks.lock(task["id"]):
             left = self.remove_merged(task)
             if left:
                 task["workspace"]["note"] = f"{task['workspace'].get('note')}; {left}"
-                self.workspaces.board.save()
+                self.board.save()
 
     def remove_merged(self, task):
         """A merged task's worktree and branch go: both hold nothing base does not. What
         is left (a change made since) stays, and the note says so."""
         workspace = task["workspace"]
         try:
-            repo = self.workspaces.repository(task)
+            repo = task_git.repository(task)
             if git.find_worktree(repo, workspace["path"]) is not None:
                 git.remove_worktree(repo, workspace["path"], base=workspace["baseRef"])
             if git.ref_sha(repo, workspace["branch"]) is not None:
@@ -217,7 +215,7 @@ class Merges:
         return ""
 
     def _tell_conflict(self, task):
-        self.workspaces.tell_holder(task, f"Task #{task['id']} ({task['title']}): merging it stopped on "
+        self.actions.tell_holder(task, f"Task #{task['id']} ({task['title']}): merging it stopped on "
                                           f"conflicts with {task['workspace']['baseRef']} "
                                           f"({task['workspace'].get('note')}). The merge is in progress in your "
                                           "worktree: resolve the conflicts, commit, and "
@@ -228,22 +226,21 @@ class Merges:
     def train(self, actor, task_ids, mode="ff", dry=False):
         """Land `task_ids`, in review, one at a time, the predicted conflicts last; (tasks,
         note) with the order and why, then a line each. `dry`: the order only."""
-        spaces = self.workspaces
         if not task_ids or len(task_ids) > MAX_TRAIN:
             raise bad_request(f"a train takes 1 to {MAX_TRAIN} tasks")
         if len(set(task_ids)) != len(task_ids):
             raise bad_request("a train names each task once")
         tasks = []
         for task_id in task_ids:
-            task = spaces.actions.task(actor, task_id)
-            spaces.workspace(task, "review")
-            spaces.present(task)
+            task = self.actions.task(actor, task_id)
+            task_git.workspace(task, "review")
+            task_git.present(task)
             tasks.append(task)
         # issue 20: what git predicts to conflict goes last, and that is said first
-        order = train_order.plan(tasks, spaces.repository)
+        order = train_order.plan(tasks, task_git.repository)
         if dry:
             return order.tasks, "\n".join(order.lines)
-        spaces.actions.changed(actor, order.tasks[0], "train", ": " + "; ".join(order.lines))
+        self.actions.changed(actor, order.tasks[0], "train", ": " + "; ".join(order.lines))
         lines = list(order.lines)
         queue = list(order.tasks)
         while queue:
@@ -253,23 +250,22 @@ class Merges:
             if outcome != "merged":
                 lines += [f"#{later['id']}: not merged: the train stopped at #{task['id']}" for later in queue]
                 break
-            queue, moved = train_order.recheck(queue, order.last, spaces.repository)
+            queue, moved = train_order.recheck(queue, order.last, task_git.repository)
             lines += moved
-        spaces.actions.changed(actor, order.tasks[0], "train", ": " + "; ".join(lines))
+        self.actions.changed(actor, order.tasks[0], "train", ": " + "; ".join(lines))
         return order.tasks, "\n".join(lines)
 
     def _train_one(self, task, actor, mode):
-        spaces = self.workspaces
-        with spaces.lock(task["id"]):
+        with self.locks.lock(task["id"]):
             if (task.get("workspace") or {}).get("stage") != "review":
                 return "refused", f"not merged: it is {task['workspace'].get('stage')}, not review"
             try:
-                spaces.checkout(task)
+                task_git.checkout(task)
             except GitError as error:
                 if error.reason == "tampered":
-                    spaces.fail_tampered(task, error)
+                    self.locks.fail_tampered(task, error)
                 return "refused", f"not merged: {error.text}"
-            unverified = spaces.unverified(task)
+            unverified = task_git.unverified(task)
             if unverified:
                 return self._refused(task, f"not merged: {unverified}")
             outcome, detail = self._sync(task, actor, mode)
@@ -277,21 +273,21 @@ class Merges:
                 self._tell_conflict(task)
             if outcome != "synced":
                 return outcome, detail
-            plan = spaces.checks.verify_plan(task)
+            plan = self.checks.verify_plan(task)
             workspace = task["workspace"]
-            tip = git.ref_sha(spaces.repository(task), workspace["branch"])
+            tip = git.ref_sha(task_git.repository(task), workspace["branch"])
             verified = plan.ready and tip != (workspace.get("verify") or {}).get("passedTip")
             if verified:
-                waiter = spaces.checks.waiter(task["id"])
-                spaces.stages.move(task, "verifying", note="the train: verified again on the new base")
-                spaces.checks.run_verify(task, plan)
+                waiter = self.checks.waiter(task["id"])
+                self.stages.move(task, "verifying", note="the train: verified again on the new base")
+                self.checks.run_verify(task, plan)
         if verified:
             stage = waiter.get()
             if stage != "review":
                 return "failed", f"not merged: its verify failed on the new base ({stage}); it is back with its holder"
-        with spaces.lock(task["id"]):
+        with self.locks.lock(task["id"]):
             if verified:
-                spaces.stages.move(task, "merging", note=None)
+                self.stages.move(task, "merging", note=None)
             # Verified on this base: should base move meanwhile (someone's hand), the land
             # is refused rather than synced again without a verify.
             return self._land(task, actor, mode, resync=not verified)

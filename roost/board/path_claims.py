@@ -14,7 +14,7 @@ import fnmatch
 
 import gevent
 
-from roost.errors import RoostError, bad_request
+from roost.errors import UNSUPPORTED, RoostError, bad_request
 
 MAX_GLOBS = 50
 MAX_GLOB_CHARS = 300
@@ -80,7 +80,7 @@ def claim(task, actor, globs):
     if not actor.person:
         owner = task.get("owner") or {}
         if task["state"] != "claimed" or owner.get("id") != actor.peer.id:
-            raise RoostError("unsupported", f"task #{task['id']} is not yours: a session claims paths for a "
+            raise RoostError(UNSUPPORTED, f"task #{task['id']} is not yours: a session claims paths for a "
                                             "task it holds (claim the task first)")
     if task["state"] in ("done", "dropped"):
         raise bad_request(f"task #{task['id']} is {task['state']}: no paths are claimed for it")
@@ -95,7 +95,7 @@ def release(task, actor):
     if not actor.person:
         owner = task.get("owner") or {}
         if owner.get("id") != actor.peer.id:
-            raise RoostError("unsupported", f"task #{task['id']} is not yours: only its holder releases its paths")
+            raise RoostError(UNSUPPORTED, f"task #{task['id']} is not yours: only its holder releases its paths")
     task.pop("paths", None)
     return task
 

@@ -20,9 +20,9 @@ import secrets
 import gevent
 
 from roost import git, store
-from roost.board import places
-from roost.board.board import now_ms
-from roost.errors import RoostError, bad_request
+from roost.board import places, task_git
+from roost.board.review import Reviews
+from roost.errors import BLOCKED, BUSY, CONFLICT, RoostError, bad_request
 from roost.events.bus import one_line
 from roost.jobs import limits
 
@@ -41,40 +41,43 @@ def _reached(step):
 
 
 class Preparations:
-    def __init__(self, workspaces):
-        self.workspaces = workspaces
-        self.timers = {}            # task id -> the greenlet that ends its hold
-        self.reset_timers = {}      # task id -> the greenlet that starts its agent after a limit's reset
-
-    @property
-    def board(self):
-        return self.workspaces.board
+    def __init__(self, home, board, actions, stages, locks, launcher, config, clock, checks):
+        self.home = home
+        self.board = board
+        self.actions = actions
+        self.stages = stages
+        self.locks = locks
+        self.launcher = launcher
+        self.config = config
+        self.clock = clock          # roost.clock: when a hold ends, when a limit's reset comes
+        self.checks = checks        # a start's setup runs as a check
+        self.timers = {}            # task id -> the timer that ends its hold
+        self.reset_timers = {}      # task id -> the timer that starts its agent after a limit's reset
 
     # -- prepare ------------------------------------------------------------------------
 
     def prepare(self, actor, task_id):
         """The task's worktree, made or found, held for it: (task, {path, branch, baseRef,
         baseSha, sourceDirty?})."""
-        spaces = self.workspaces
-        task = spaces.actions.task(actor, task_id)
+        task = self.actions.task(actor, task_id)
         if task["state"] in ("done", "dropped"):
             raise bad_request(f"task #{task_id} is {task['state']}")
         workspace = task.get("workspace")
         stage = (workspace or {}).get("stage")
         if stage in ("verifying", "merging"):
-            raise RoostError("busy", f"task #{task_id} is {stage}: its worktree is in use")
-        holder = spaces.holder(task)
+            raise RoostError(BUSY, f"task #{task_id} is {stage}: its worktree is in use")
+        holder = self.actions.holder(task)
         if holder is not None:
-            raise RoostError("conflict", f"task #{task_id} is held by {holder['name']} ({holder['id']}): "
+            raise RoostError(CONFLICT, f"task #{task_id} is held by {holder['name']} ({holder['id']}): "
                              "a start would take it from a live session")
-        if not stage and spaces.board.blocked(task):
-            raise RoostError("blocked", f"task #{task_id} waits on " + ", ".join(
-                f"#{other}" for other in spaces.board.blocked(task)))
-        repo = spaces.repository(task)
-        with spaces.lock(task_id):
+        if not stage and self.board.blocked(task):
+            raise RoostError(BLOCKED, f"task #{task_id} waits on " + ", ".join(
+                f"#{other}" for other in self.board.blocked(task)))
+        repo = task_git.repository(task)
+        with self.locks.lock(task_id):
             hold = task.get("prepared")
             if hold and not hold.get("pending") and os.path.isdir(hold["path"]):
-                hold["until"] = now_ms() + self.hold_ms()
+                hold["until"] = self.clock.now_ms() + self.hold_ms()
                 self.board.save()
             elif stage and stage != "shelved" and os.path.isdir(workspace.get("path") or ""):
                 hold = self._hold(workspace, made=False, fresh=False)     # one there, as it is
@@ -85,19 +88,19 @@ class Preparations:
             else:
                 hold = self._make(task, repo)
             self._arm(task_id, hold)
-        spaces.actions.changed(actor, task, "prepare", f": worktree at {hold['path']}")
+        self.actions.changed(actor, task, "prepare", f": worktree at {hold['path']}")
         answer = {key: hold[key] for key in ("path", "branch", "baseRef", "baseSha")}
         if hold.get("sourceDirty"):
             answer["sourceDirty"] = True
         return task, answer
 
     def hold_ms(self):
-        return self.workspaces.setting("prepareHoldMs", HOLD_MS)
+        return self.config.positive("prepareHoldMs", HOLD_MS)
 
     def _hold(self, source, made, fresh, **extra):
         return dict({"path": source["path"], "branch": source["branch"], "baseRef": source["baseRef"],
-                     "baseSha": source["baseSha"], "made": made, "fresh": fresh, "at": now_ms(),
-                     "until": now_ms() + self.hold_ms(), "token": secrets.token_hex(4)}, **extra)
+                     "baseSha": source["baseSha"], "made": made, "fresh": fresh, "at": self.clock.now_ms(),
+                     "until": self.clock.now_ms() + self.hold_ms(), "token": secrets.token_hex(4)}, **extra)
 
     def _make(self, task, repo):
         """A new branch from the main checkout's branch, in a new worktree."""
@@ -106,7 +109,7 @@ class Preparations:
             raise bad_request(f"{repo.root} has no branch checked out (its HEAD is detached): no base to start from")
         base_sha = git.require_sha(repo, base)
         branch = git.task_branch(repo, task["id"], task["title"])
-        path = places.new_worktree_path(self.workspaces.home, repo.root, task["id"])
+        path = places.new_worktree_path(self.home, repo.root, task["id"])
         hold = self._hold({"path": path, "branch": branch, "baseRef": base, "baseSha": base_sha},
                           made=True, fresh=True, pending=True)
         task["prepared"] = hold
@@ -136,8 +139,8 @@ class Preparations:
         """A shelved task's worktree again, from its branch (or a worktree removed by
         hand): at its old path when that is free."""
         path = workspace.get("path")
-        if not path or os.path.lexists(path) or not places.is_ours(self.workspaces.home, path):
-            path = places.new_worktree_path(self.workspaces.home, repo.root, task["id"])
+        if not path or os.path.lexists(path) or not places.is_ours(self.home, path):
+            path = places.new_worktree_path(self.home, repo.root, task["id"])
         hold = self._hold(dict(workspace, path=path), made=True, fresh=False, pending=True)
         task["prepared"] = hold
         self.board.save()
@@ -162,8 +165,7 @@ class Preparations:
         timer = self.timers.pop(task_id, None)
         if timer is not None:
             timer.kill(block=False)
-        delay = max(0.0, (hold["until"] - now_ms()) / 1000.0)
-        self.timers[task_id] = gevent.spawn_later(delay, self._expire, task_id, hold["token"])
+        self.timers[task_id] = self.clock.call_at(hold["until"], self._expire, task_id, hold["token"])
 
     def rearm(self, task):
         self._arm(task["id"], task["prepared"])
@@ -173,7 +175,7 @@ class Preparations:
         task = self.board.get(task_id)
         if task is None or (task.get("prepared") or {}).get("token") != token:
             return
-        with self.workspaces.lock(task_id):
+        with self.locks.lock(task_id):
             if (task.get("prepared") or {}).get("token") == token:
                 self.undo(task, "not started within the hold")
 
@@ -196,13 +198,13 @@ class Preparations:
             note = self._remove_made(task, hold)
         self.forget_hold(task)      # only now: a kill meanwhile leaves the record for the next start
         self.board.save()
-        self.workspaces.actions.changed(None, task, "prepare", f": the worktree prepared was removed ({why})"
+        self.actions.changed(None, task, "prepare", f": the worktree prepared was removed ({why})"
                                         + (f"; {note}" if note else ""))
         return note
 
     def _remove_made(self, task, hold):
         try:
-            repo = self.workspaces.repository(task)
+            repo = task_git.repository(task)
         except RoostError as error:
             return error.text
         pending = bool(hold.get("pending"))
@@ -213,7 +215,7 @@ class Preparations:
                 # A pending one was cut short while git made it: nobody ever saw it, and
                 # its branch (kept) holds every commit.
                 git.remove_worktree(repo, path, force=pending)
-            elif os.path.isdir(path) and pending and places.is_ours(self.workspaces.home, path):
+            elif os.path.isdir(path) and pending and places.is_ours(self.home, path):
                 store.remove_tree(path)     # made by a worktree add killed before git listed it
             git.prune_worktrees(repo)
             tip = git.ref_sha(repo, hold["branch"])
@@ -229,11 +231,10 @@ class Preparations:
     def start(self, actor, task_id, launch):
         """M55: a session in the prepared worktree: (task, job {id, name} or None while
         the repository's setup runs first)."""
-        spaces = self.workspaces
-        task = spaces.actions.task(actor, task_id)
+        task = self.actions.task(actor, task_id)
         if not isinstance(launch, dict):
             raise bad_request("launch must be an object (a DispatchArgs)")
-        with spaces.lock(task_id):
+        with self.locks.lock(task_id):
             hold = task.get("prepared")
             if not hold or hold.get("pending"):
                 raise bad_request(f"task #{task_id} has no worktree prepared for a start: `prepare` it first")
@@ -244,18 +245,18 @@ class Preparations:
                                   f"{hold['path']}: the start is refused and the worktree prepared removed")
             stage = (task.get("workspace") or {}).get("stage")
             if stage in ("verifying", "merging", "merged"):
-                raise RoostError("busy", f"task #{task_id} is {stage}: it cannot be started now")
-            if spaces.holder(task) is not None or task["state"] in ("done", "dropped"):
+                raise RoostError(BUSY, f"task #{task_id} is {stage}: it cannot be started now")
+            if self.actions.holder(task) is not None or task["state"] in ("done", "dropped"):
                 self.undo(task, "the task is taken or finished")
-                raise RoostError("conflict", f"task #{task_id} is {task['state']}: it cannot be started")
+                raise RoostError(CONFLICT, f"task #{task_id} is {task['state']}: it cannot be started")
             args = {key: value for key, value in launch.items() if key not in ("worktree", "requestId")}
             first = not (task.get("workspace") or {}).get("setupDone")
-            setup = spaces.checks.setup_plan(task, hold) if first else None
+            setup = self.checks.setup_plan(task, hold) if first else None
             if setup is not None and setup.ready:
                 self._take_hold(task, hold)
-                spaces.stages.move(task, "working", note="setting up: the repository's setup runs first",
+                self.stages.move(task, "working", note="setting up: the repository's setup runs first",
                                    actor=actor, pendingLaunch=args)
-                spaces.checks.run_setup(task, setup)
+                self.checks.run_setup(task, setup)
                 return task, None
             try:
                 job = self.launch_session(task, args, hold=hold, actor=actor)
@@ -277,7 +278,7 @@ class Preparations:
         meanwhile starts it too)."""
         workspace = self._take_hold(task, hold) if hold is not None else task["workspace"]
         workspace.pop("pendingLaunch", None)
-        self.workspaces.stages.move(
+        self.stages.move(
             task, "working", actor=actor, startAfterLimit={"at": reset, "launch": args},
             note=f"waits for the {provider} usage limit's reset at {limits.clock(reset)}: its agent starts then")
         self._arm_reset(task["id"], reset)
@@ -286,8 +287,8 @@ class Preparations:
         timer = self.reset_timers.pop(task_id, None)
         if timer is not None:
             timer.kill(block=False)
-        delay = max(0.0, (reset - now_ms()) / 1000.0) + AFTER_RESET_S
-        self.reset_timers[task_id] = gevent.spawn_later(delay, self._start_after_reset, task_id)
+        self.reset_timers[task_id] = self.clock.call_at(reset + int(AFTER_RESET_S * 1000), self._start_after_reset,
+                                                        task_id)
 
     def rearm_reset(self, task):
         """A daemon's start: a start that waited for a reset waits on (or goes now)."""
@@ -298,17 +299,17 @@ class Preparations:
     def _start_after_reset(self, task_id):
         self.reset_timers.pop(task_id, None)
         task = self.board.get(task_id)
-        with self.workspaces.lock(task_id):
+        with self.locks.lock(task_id):
             workspace = (task or {}).get("workspace") or {}
             waiting = workspace.get("startAfterLimit")
             if not isinstance(waiting, dict) or workspace.get("stage") != "working" \
-                    or self.workspaces.holder(task) is not None or task["state"] in ("done", "dropped"):
+                    or self.actions.holder(task) is not None or task["state"] in ("done", "dropped"):
                 return
             workspace.pop("startAfterLimit", None)
             try:
                 self.launch_session(task, waiting["launch"])
             except RoostError as error:
-                self.workspaces.stages.move(task, "working", note=f"its agent could not start after the usage "
+                self.stages.move(task, "working", note=f"its agent could not start after the usage "
                                                                   f"limit's reset: {error.text}")
 
     def _take_hold(self, task, hold):
@@ -326,9 +327,8 @@ class Preparations:
         """Start the session (a job with the task in its row), claim the task for it,
         stage working. The prompt of a profile's agent names the task and carries the
         review comments left for it."""
-        spaces = self.workspaces
         args = dict(args)
-        limit = limits.known_limit(spaces.launcher, args)
+        limit = limits.known_limit(self.launcher, args, self.clock.now_ms())
         if limit is not None:
             self._wait_for_reset(task, args, hold, actor, *limit)
             return None
@@ -337,13 +337,13 @@ class Preparations:
         given = args.get("task") or (args.get("term") or {}).get("typeTask")
         if is_agent and not given:
             args["task"] = self.prompt(task, hold or workspace)
-        job = spaces.launcher.launch(args, extra={"task": one_line(f"#{task['id']} {task['title']}", 200)})
+        job = self.launcher.launch(args, extra={"task": one_line(f"#{task['id']} {task['title']}", 200)})
         workspace = self._take_hold(task, hold) if hold is not None else task["workspace"]
         if is_agent and not given:
             workspace["comments"] = []      # they went with the prompt
         workspace.pop("pendingLaunch", None)
-        spaces.actions.claim_for(task, {"id": job["id"], "name": job["name"]}, actor=actor)
-        spaces.stages.move(task, "working", note=None, actor=actor)
+        self.actions.claim_for(task, {"id": job["id"], "name": job["name"]}, actor=actor)
+        self.stages.move(task, "working", note=None, actor=actor)
         return job
 
     def prompt(self, task, workspace):
@@ -358,5 +358,5 @@ class Preparations:
         comments = (task.get("workspace") or {}).get("comments") or []
         if comments:
             lines += ["", "Review comments to address:"]
-            lines += [self.workspaces.reviews.describe(comment) for comment in comments[:PROMPT_COMMENTS]]
+            lines += [Reviews.describe(comment) for comment in comments[:PROMPT_COMMENTS]]
         return "\n".join(lines)

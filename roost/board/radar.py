@@ -32,7 +32,7 @@ import gevent
 import gevent.pool
 
 from roost import git
-from roost.board import path_claims
+from roost.board import path_claims, task_git
 from roost.board.stages import ACTIVE
 from roost.git import overlap as git_overlap
 from roost.git.errors import GitError
@@ -61,10 +61,9 @@ def _claimed_by_another(claiming, editing):
 
 
 class Radar:
-    def __init__(self, board, actions, workspaces):
+    def __init__(self, board, actions):
         self.board = board
         self.actions = actions
-        self.workspaces = workspaces
         self._touched = {}          # task id -> git_overlap.Touched
         self._predictions = {}      # (tip, tip) -> git_overlap.Prediction
         self._running = {}          # task id -> its refresh greenlet
@@ -147,10 +146,10 @@ class Radar:
         workspace = task["workspace"]
         known = self._touched.get(task["id"])
         try:
-            repo = self.workspaces.repository(task)
+            repo = task_git.repository(task)
             if known is not None and not force and git.ref_sha(repo, workspace["branch"]) == known.tip:
                 return known
-            place = self.workspaces.checkout(task)
+            place = task_git.checkout(task)
             touched = git_overlap.touched_files(repo, place, workspace["baseRef"], workspace["branch"])
         except Exception as error:      # a worktree removed meanwhile, a tampered one, a branch gone
             text = getattr(error, "text", None) or repr(error)
@@ -208,7 +207,7 @@ class Radar:
         key = tuple(sorted((one.tip, two.tip)))
         if key not in self._predictions:
             try:
-                found = git_overlap.predict_merge(self.workspaces.repository(task), *key)
+                found = git_overlap.predict_merge(task_git.repository(task), *key)
             except GitError as error:
                 return git_overlap.Prediction(None, f"git could not predict the merge: {error.text}")
             if len(self._predictions) >= PREDICTIONS_KEPT:
@@ -285,11 +284,11 @@ class Radar:
         if any(item.get("task") == other["id"] and set(entry["files"]) <= set(item.get("files") or ())
                and (item.get("conflict") or not conflict) for item in told):
             return
-        holder = self.workspaces.holder(task)
+        holder = self.actions.holder(task)
         if holder is None:
             return
         outcome = self.actions.tell(holder["id"], message(task, other, entry,
-                                                          self.workspaces.holder(other) or other.get("owner")))
+                                                          self.actions.holder(other) or other.get("owner")))
         if outcome is None:
             return
         told[:] = [item for item in told if item.get("task") != other["id"]][-(TOLD_KEPT - 1):]

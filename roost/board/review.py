@@ -6,8 +6,9 @@ A comment is {file, line, text, lineText?, tip?, at, by}; a task keeps at most 2
 clears them; with no live holder they stay for the next `start`'s prompt.
 """
 
-from roost.board.board import now_ms
-from roost.errors import RoostError, bad_request
+from roost.board import task_git
+from roost.clock import now_ms
+from roost.errors import FULL, NOT_FOUND, RoostError, bad_request
 from roost.events.bus import one_line
 
 MAX_COMMENTS = 200
@@ -18,51 +19,51 @@ NOTE = 500
 
 
 class Reviews:
-    def __init__(self, workspaces):
-        self.workspaces = workspaces
+    def __init__(self, board, actions, stages, locks):
+        self.board = board
+        self.actions = actions
+        self.stages = stages
+        self.locks = locks
 
     def comment(self, actor, task_id, comment):
-        spaces = self.workspaces
-        task = spaces.actions.task(actor, task_id)
-        with spaces.lock(task_id):
-            workspace = spaces.workspace(task)
+        task = self.actions.task(actor, task_id)
+        with self.locks.lock(task_id):
+            workspace = task_git.workspace(task)
             if workspace["stage"] == "merged":
                 raise bad_request(f"task #{task_id} is merged: there is nothing left to review")
             comments = workspace.setdefault("comments", [])
             if len(comments) >= MAX_COMMENTS:
-                raise RoostError("full", f"task #{task_id} holds {MAX_COMMENTS} review comments")
+                raise RoostError(FULL, f"task #{task_id} holds {MAX_COMMENTS} review comments")
             kept = _checked(comment)
             kept.update(at=now_ms(), by=actor.by["who"])
             comments.append(kept)
-            spaces.actions.changed(actor, task, "comment", f": {kept['file']}:{kept['line']}")
+            self.actions.changed(actor, task, "comment", f": {kept['file']}:{kept['line']}")
         return task
 
     def uncomment(self, actor, task_id, index=None, comment=None):
         """Withdraw one: by its index, or by {file, line, at} (the spec's)."""
-        spaces = self.workspaces
-        task = spaces.actions.task(actor, task_id)
-        with spaces.lock(task_id):
-            comments = spaces.workspace(task).setdefault("comments", [])
+        task = self.actions.task(actor, task_id)
+        with self.locks.lock(task_id):
+            comments = task_git.workspace(task).setdefault("comments", [])
             position = _find(comments, index, comment)
             if position is None:
-                raise RoostError("not_found", f"task #{task_id} has no such review comment")
+                raise RoostError(NOT_FOUND, f"task #{task_id} has no such review comment")
             gone = comments.pop(position)
-            spaces.actions.changed(actor, task, "comment", f": {gone['file']}:{gone['line']} withdrawn")
+            self.actions.changed(actor, task, "comment", f": {gone['file']}:{gone['line']} withdrawn")
         return task
 
     def back(self, actor, task_id, note=None):
         """M55: back to working; the holder is told with the note and the comments."""
-        spaces = self.workspaces
-        task = spaces.actions.task(actor, task_id)
+        task = self.actions.task(actor, task_id)
         note = one_line(note, NOTE) if note else None
-        with spaces.lock(task_id):
-            workspace = spaces.workspace(task, "review", "failed", "conflict")
+        with self.locks.lock(task_id):
+            workspace = task_git.workspace(task, "review", "failed", "conflict")
             in_conflict = workspace["stage"] == "conflict"
-            spaces.stages.move(task, "working", note=note, actor=actor)
-            sent = spaces.tell_holder(task, self.message(task, note, in_conflict))
+            self.stages.move(task, "working", note=note, actor=actor)
+            sent = self.actions.tell_holder(task, self.message(task, note, in_conflict))
             if sent in ("delivered", "queued", "started"):
                 workspace["comments"] = []
-                spaces.board.save()
+                self.board.save()
         return task, sent
 
     def message(self, task, note, in_conflict=False):

@@ -12,8 +12,9 @@ For such a task the stage is the truth; `state` follows the claim as for any tas
 (open, claimed), and `merged` is `state: done`.
 """
 
-from roost.board.board import now_ms
-from roost.errors import RoostError
+from roost.clock import now_ms
+from roost.errors import CONFLICT, RoostError
+from roost.states import check_table
 
 STAGES = ("working", "verifying", "review", "merging", "conflict", "failed", "shelved", "merged")
 # Work goes on in these: the worktree is there, and someone (a session or a person) acts.
@@ -25,7 +26,7 @@ ACTIVE = ("working", "verifying", "review", "merging", "conflict", "failed")
 # board is listed), `shelved` wherever the worktree can vanish under roost (removed by
 # hand: seen at the daemon's start), `failed` wherever the worktree's `.git` can be found
 # pointing elsewhere than git made it (roost.git.checkouts).
-TRANSITIONS = {
+TRANSITIONS = check_table({
     None: {"working"},                                                   # the first start
     "working": {"verifying", "review", "shelved", "merged", "failed"},   # done (verify, or none); shelve
     "verifying": {"review", "working", "failed", "shelved"},             # exit 0; a failure; past maxRounds
@@ -35,15 +36,9 @@ TRANSITIONS = {
     "failed": {"working", "verifying", "review", "shelved", "merged"},   # back/start; verify; pass
     "shelved": {"working", "merged"},                                    # start brings it back
     "merged": set(),
-}
+}, STAGES, before_first=None)
 
 _KEEP = object()
-
-
-def check_table():
-    """Every stage named in the table is a stage, and every stage has its line."""
-    named = {stage for moves in TRANSITIONS.values() for stage in moves} | (set(TRANSITIONS) - {None})
-    return named <= set(STAGES) and set(STAGES) <= set(TRANSITIONS)
 
 
 def can_move(current, stage):
@@ -65,7 +60,7 @@ class Stages:
         if stage not in STAGES:
             raise ValueError(f"not a stage: {stage!r}")
         if not can_move(current, stage):
-            raise RoostError("conflict", f"task #{task['id']} is {current or 'not started'}: "
+            raise RoostError(CONFLICT, f"task #{task['id']} is {current or 'not started'}: "
                              f"it cannot go to {stage} from there")
         workspace["stage"] = stage
         if note is not _KEEP:

@@ -21,8 +21,8 @@ import os
 
 from roost import git
 from roost.board import places
-from roost.board.board import now_ms
 from roost.board.stages import ACTIVE
+from roost.clock import now_ms
 from roost.errors import RoostError
 from roost.git.errors import GitError
 
@@ -33,12 +33,19 @@ IDLE_WAIT_S = 10.0      # a git that a killed daemon started may still be at wor
 
 
 class Upkeep:
-    def __init__(self, workspaces):
-        self.workspaces = workspaces
-
-    @property
-    def board(self):
-        return self.workspaces.board
+    def __init__(self, home, board, actions, stages, locks, registry, checks, preparations, merges):
+        """What it sets right at the daemon's start and in a cleanup: the holds
+        (`preparations`), the verifies and setups under way (`checks`), the merges
+        finished by hand or cut short (`merges`)."""
+        self.home = home
+        self.board = board
+        self.actions = actions
+        self.stages = stages
+        self.locks = locks
+        self.registry = registry
+        self.checks = checks
+        self.preparations = preparations
+        self.merges = merges
 
     def _by_repository(self, wanted):
         groups = collections.defaultdict(list)
@@ -50,7 +57,6 @@ class Upkeep:
     # -- the daemon's start -----------------------------------------------------------------
 
     def reconcile(self):
-        spaces = self.workspaces
         groups = self._by_repository(lambda task: task.get("prepared") or task.get("workspace"))
         for project, tasks in groups.items():
             repo = git.repository_of(project)
@@ -67,31 +73,30 @@ class Upkeep:
                 log.warning("%s: an interrupted land could not be set right: %s", repo.root, error.text)
             for task in tasks:
                 try:
-                    with spaces.lock(task["id"]):
+                    with self.locks.lock(task["id"]):
                         self._reconcile(task, repo)
                 except RoostError as error:
                     log.warning("task #%s: its workspace could not be set right: %s", task["id"], error.text)
             self._prune_ours(repo)
         for task in self.board.tasks:
             if task.get("workspace") and task.get("project"):
-                spaces.preparations.rearm_reset(task)
+                self.preparations.rearm_reset(task)
                 try:
-                    spaces.checks.resume(task)
+                    self.checks.resume(task)
                 except RoostError as error:
                     log.warning("task #%s: its verify could not be followed: %s", task["id"], error.text)
 
     def _reconcile(self, task, repo):
-        spaces = self.workspaces
         hold = task.get("prepared")
         if hold:
             if hold.get("pending") or hold.get("until", 0) <= now_ms():
-                spaces.preparations.undo(task, "cut short by the daemon's stop" if hold.get("pending")
+                self.preparations.undo(task, "cut short by the daemon's stop" if hold.get("pending")
                                          else "not started within the hold")
             elif not os.path.isdir(hold["path"]):
-                spaces.preparations.forget_hold(task)
+                self.preparations.forget_hold(task)
                 self.board.save()
             else:
-                spaces.preparations.rearm(task)
+                self.preparations.rearm(task)
         workspace = task.get("workspace") or {}
         stage = workspace.get("stage")
         if not stage:
@@ -101,25 +106,24 @@ class Upkeep:
             return
         listed = git.find_worktree(repo, workspace["path"]) if workspace.get("path") else None
         if stage == "merged" and listed is not None:
-            spaces.merges.remove_merged(task)
+            self.merges.remove_merged(task)
         elif stage in ACTIVE and (listed is None or listed.prunable):
             if listed is not None:
                 self._prune_ours(repo)
             holder = task.get("owner")
-            spaces.stages.move(task, "shelved", note=f"its worktree was removed outside roost; "
+            self.stages.move(task, "shelved", note=f"its worktree was removed outside roost; "
                                                      f"branch {workspace['branch']} kept")
             if holder and task["state"] == "claimed":
-                spaces.actions.give_back(task, "its worktree is gone")
+                self.actions.give_back(task, "its worktree is gone")
 
     def _resume_merge(self, task, repo):
-        spaces = self.workspaces
         workspace = task["workspace"]
         tip = git.ref_sha(repo, workspace["branch"])
         if tip is not None and git.ref_sha(repo, workspace["baseRef"]) is not None \
                 and git.is_merged(repo, workspace["branch"], workspace["baseRef"]):
-            spaces.merges.finish_merged(task, how=f"merged into {workspace['baseRef']} (the daemon stopped "
+            self.merges.finish_merged(task, how=f"merged into {workspace['baseRef']} (the daemon stopped "
                                                   "while it landed)")
-            spaces.merges.remove_merged(task)       # now: the board and git agree before it serves
+            self.merges.remove_merged(task)       # now: the board and git agree before it serves
             return
         note = "the merge was cut short by the daemon's stop: merge it again"
         if os.path.isdir(workspace["path"]):
@@ -128,18 +132,18 @@ class Upkeep:
             except GitError as error:
                 if error.reason != "tampered":
                     raise
-                spaces.fail_tampered(task, error)
+                self.locks.fail_tampered(task, error)
                 return
             if git.worktree_head(place)[2]:
                 git.abort_sync(place)
                 note += " (its sync was given up)"
-        spaces.stages.move(task, "review", note=note)
+        self.stages.move(task, "review", note=note)
 
     def _prune_ours(self, repo):
         """`git worktree prune` when every worktree git would prune is one of roost's:
         a person's own stale entries are theirs to prune."""
         stale = [tree for tree in git.list_worktrees(repo) if tree.prunable]
-        if stale and all(places.is_ours(self.workspaces.home, tree.path) for tree in stale):
+        if stale and all(places.is_ours(self.home, tree.path) for tree in stale):
             git.prune_worktrees(repo)
 
     # -- cleanup ----------------------------------------------------------------------------
@@ -172,7 +176,7 @@ class Upkeep:
             repo = git.repository_of(project)
             if repo is not None:
                 found[repo.root] = repo
-        for key, path in places.known_directories(self.workspaces.home):
+        for key, path in places.known_directories(self.home):
             repo = git.repository_of(path) if os.path.exists(os.path.join(path, ".git")) else None
             # Found through the worktree's own .git, so believed only when it is the
             # repository roost filed the directory under (its key is a hash of the root).
@@ -184,7 +188,7 @@ class Upkeep:
         lines, prune = [], False
         for tree in git.list_worktrees(repo):
             real = os.path.realpath(tree.path)
-            if tree.main or not places.is_ours(self.workspaces.home, tree.path) or real in in_use:
+            if tree.main or not places.is_ours(self.home, tree.path) or real in in_use:
                 continue
             task = by_path.get(real)
             whose = f"task #{task['id']}, {_why_done(task)}" if task else "no task's"
@@ -213,7 +217,7 @@ class Upkeep:
 
     def _clean_check_jobs(self, dry):
         """Ended verify and setup jobs no task looks at any more: their logs."""
-        registry = self.workspaces.registry
+        registry = self.registry
         lines = []
         for job in registry.all():
             check = job.record.get("boardCheck")
@@ -233,8 +237,8 @@ class Upkeep:
     def _remove_empty_directories(self):
         """The empty directories left under roost's worktrees directory (a worktree's
         own, a repository's): os.rmdir removes only an empty one."""
-        top = places.worktrees_dir(self.workspaces.home)
-        found = [path for _key, path in places.known_directories(self.workspaces.home)]
+        top = places.worktrees_dir(self.home)
+        found = [path for _key, path in places.known_directories(self.home)]
         try:
             found += [os.path.join(top, key) for key in sorted(os.listdir(top))]
         except FileNotFoundError:
@@ -250,7 +254,6 @@ class Upkeep:
     def notice_merged(self):
         """Listing the board marks merged a task whose branch base holds (merged by hand,
         or on GitHub and pulled): one run of git per repository and base."""
-        spaces = self.workspaces
         groups = self._by_repository(lambda task: task["state"] != "dropped" and
                                      (task.get("workspace") or {}).get("stage") in HAND_MERGEABLE)
         for project, tasks in groups.items():
@@ -269,9 +272,9 @@ class Upkeep:
                         tip = merged.get(task["workspace"]["branch"])
                         # A branch still at the commit it started from holds no work to merge.
                         if tip is not None and tip != task["workspace"].get("baseSha"):
-                            with spaces.lock(task["id"]):
+                            with self.locks.lock(task["id"]):
                                 if task["workspace"].get("stage") in HAND_MERGEABLE:
-                                    spaces.merges.finish_merged(task, how=f"merged into {base} by hand")
+                                    self.merges.finish_merged(task, how=f"merged into {base} by hand")
             except RoostError as error:
                 log.info("looking for branches merged by hand in %s: %s", project, error.text)
 

@@ -22,8 +22,9 @@ import gevent
 from gevent.event import AsyncResult
 
 from roost import git
+from roost.board import task_git
 from roost.board.approvals import Approvals, ProjectError, check_hash, read_project
-from roost.board.board import now_ms
+from roost.clock import now_ms
 from roost.errors import RoostError, bad_request
 from roost.jobs.record import END_STATES
 from roost.term.output_log import read_tail
@@ -49,9 +50,15 @@ class Plan:
 
 
 class Checks:
-    def __init__(self, workspaces):
-        self.workspaces = workspaces
-        self.approvals = Approvals(workspaces.home)
+    def __init__(self, home, board, actions, stages, locks, registry, launcher):
+        self.board = board
+        self.actions = actions
+        self.stages = stages
+        self.locks = locks
+        self.registry = registry
+        self.launcher = launcher            # verify and setup run as roost jobs
+        self.on_setup_passed = []           # fn(task, launch): the session's start (Preparations)
+        self.approvals = Approvals(home)
         self.running = {}                                   # job id -> (task id, kind)
         self.slots = collections.defaultdict(set)           # repository -> task ids verifying
         self.queue = collections.defaultdict(collections.deque)
@@ -60,7 +67,7 @@ class Checks:
     # -- what may run -------------------------------------------------------------------
 
     def project(self, task, base=None):
-        repo = self.workspaces.repository(task)
+        repo = task_git.repository(task)
         base = base or task["workspace"]["baseRef"]
         return repo, read_project(repo, base)
 
@@ -84,10 +91,9 @@ class Checks:
 
     def approve(self, actor, task_id, dry=False, wanted_hash=None):
         """M56: (task, note, hash): the commands shown, or approved for the repository."""
-        spaces = self.workspaces
-        task = spaces.actions.task(actor, task_id)
+        task = self.actions.task(actor, task_id)
         base = (task.get("workspace") or task.get("prepared") or {}).get("baseRef")
-        repo = spaces.repository(task)
+        repo = task_git.repository(task)
         if base is None:
             base = git.checked_out_branch(repo)
         try:
@@ -102,7 +108,7 @@ class Checks:
             return task, f"{repo.root} ({base}), {state}:\n{shown}", project.hash
         check_hash(project, wanted_hash)
         self.approvals.approve(repo.root, project, actor.by["who"])
-        spaces.actions.changed(actor, task, "approve", f": {project.hash[:12]}")
+        self.actions.changed(actor, task, "approve", f": {project.hash[:12]}")
         return task, f"approved for {repo.root}:\n{shown}", project.hash
 
     # -- running ----------------------------------------------------------------------------
@@ -118,7 +124,7 @@ class Checks:
             if task["id"] not in self.queue[task["project"]]:
                 self.queue[task["project"]].append(task["id"])
             task["workspace"]["note"] = f"waiting: {PER_REPOSITORY} verifies run in this repository"
-            self.workspaces.board.save()
+            self.board.save()
             return
         slots.add(task["id"])
         self._launch(task, "verify", plan.argv)
@@ -133,11 +139,11 @@ class Checks:
                 "sessionFile": "", "origin": "bg"}
         record = workspace.setdefault(kind, {})
         try:
-            repo = self.workspaces.repository(task)
+            repo = task_git.repository(task)
             record["tip"] = git.ref_sha(repo, workspace["branch"])
             if kind == "verify":
                 self._check_runs_on_tip(task, record["tip"])
-            job = self.workspaces.launcher.launch(args, extra={"task": f"#{task['id']} {kind}",
+            job = self.launcher.launch(args, extra={"task": f"#{task['id']} {kind}",
                                                           "boardCheck": {"task": task["id"], "kind": kind}})
         except RoostError as error:
             self.slots[task["project"]].discard(task["id"])
@@ -145,12 +151,12 @@ class Checks:
             return
         self.running[job["id"]] = (task["id"], kind)
         record.update(job=job, startedAt=now_ms())
-        self.workspaces.board.save()
+        self.board.save()
 
     def _check_runs_on_tip(self, task, tip):
         """A verify runs on the branch's tip: its worktree at that commit, with nothing
         beside it (refused otherwise, as a failed round)."""
-        place = self.workspaces.checkout(task)
+        place = task_git.checkout(task)
         head = git.worktree_head(place)[1]
         if head != tip:
             raise bad_request(f"its worktree is at {str(head)[:12]}, not at branch {task['workspace']['branch']}'s "
@@ -168,7 +174,7 @@ class Checks:
 
     def row_changed(self, row, before):
         if row["id"] in self.running and row["state"] in END_STATES and (before or {}).get("state") != row["state"]:
-            job = self.workspaces.registry.get(row["id"])
+            job = self.registry.get(row["id"])
             if job is not None and not job.run.active:
                 gevent.spawn(self._ended, row["id"])
 
@@ -181,10 +187,10 @@ class Checks:
         if held is None:
             return
         task_id, kind = held
-        task = self.workspaces.board.get(task_id)
+        task = self.board.get(task_id)
         try:
             if task is not None:
-                with self.workspaces.lock(task_id):
+                with self.locks.lock(task_id):
                     self._apply_end(task, kind, job_id, removed)
         finally:
             if kind == "verify":
@@ -195,9 +201,9 @@ class Checks:
         record = workspace.get(kind) or {}
         if (record.get("job") or {}).get("id") != job_id:
             return                  # an earlier round's job
-        job = self.workspaces.registry.get(job_id)
+        job = self.registry.get(job_id)
         code = None if job is None else (job.record.get("exit") or {}).get("code")
-        tail = "" if job is None else tail_of(self.workspaces.registry.job_dir(job))
+        tail = "" if job is None else tail_of(self.registry.job_dir(job))
         how = "its job was removed" if removed else describe(job, code)
         record.update(exit=code, endedAt=now_ms(), tail=tail[-TAIL_CHARS:])
         if kind == "setup":
@@ -206,7 +212,6 @@ class Checks:
             self._verify_ended(task, code, how, tail)
 
     def _verify_ended(self, task, code, how, tail):
-        spaces = self.workspaces
         workspace = task["workspace"]
         verify = workspace["verify"]
         if workspace.get("stage") != "verifying":
@@ -214,18 +219,18 @@ class Checks:
             return
         moved = self._moved_since_launch(task) if code == 0 else None
         if moved:
-            spaces.stages.move(task, "working", note=moved)
-            spaces.tell_holder(task, f"Task #{task['id']} ({task['title']}): {moved}")
+            self.stages.move(task, "working", note=moved)
+            self.actions.tell_holder(task, f"Task #{task['id']} ({task['title']}): {moved}")
         elif code == 0:
             verify.update(failures=0, passedTip=verify.get("tip"))
-            spaces.stages.move(task, "review", note="verified", verifiedTip=verify.get("tip"))
+            self.stages.move(task, "review", note="verified", verifiedTip=verify.get("tip"))
         else:
             verify["failures"] = verify.get("failures", 0) + 1
             if verify["failures"] >= verify.get("maxRounds", 1):
-                spaces.stages.move(task, "failed", note=f"verify failed {verify['failures']} times in a row ({how})")
+                self.stages.move(task, "failed", note=f"verify failed {verify['failures']} times in a row ({how})")
             else:
-                spaces.stages.move(task, "working", note=f"verify failed ({how}), round {verify['round']}")
-            spaces.tell_holder(task, f"Task #{task['id']} ({task['title']}): the repository's verify failed "
+                self.stages.move(task, "working", note=f"verify failed ({how}), round {verify['round']}")
+            self.actions.tell_holder(task, f"Task #{task['id']} ({task['title']}): the repository's verify failed "
                                      f"({how}).\nThe end of its output:\n{tail or '(none)'}\n\n"
                                      + ("It failed too often: a person decides now."
                                         if workspace["stage"] == "failed" else
@@ -238,7 +243,7 @@ class Checks:
         workspace = task["workspace"]
         ran_on = workspace["verify"].get("tip")
         try:
-            now = git.ref_sha(self.workspaces.repository(task), workspace["branch"])
+            now = git.ref_sha(task_git.repository(task), workspace["branch"])
         except RoostError as error:
             return f"the verify passed, but its branch cannot be read: {error.text}"
         if ran_on and now == ran_on:
@@ -252,23 +257,23 @@ class Checks:
             waiter.set(task["workspace"].get("stage"))
 
     def _setup_ended(self, task, code, how):
-        spaces = self.workspaces
         workspace = task["workspace"]
         launch = workspace.pop("pendingLaunch", None)
         if code == 0 and launch is not None:
             workspace["setupDone"] = True
             try:
-                spaces.preparations.launch_session(task, launch)
+                for start in self.on_setup_passed:
+                    start(task, launch)
                 return
             except RoostError as error:
                 how = f"the setup passed, but the session could not start: {error.text}"
-        spaces.stages.move(task, "working", note=f"setup failed ({how}): prepare and start it again"
+        self.stages.move(task, "working", note=f"setup failed ({how}): prepare and start it again"
                            if code != 0 else how)
-        spaces.actions.changed(None, task, "setup", f": {how}")
+        self.actions.changed(None, task, "setup", f": {how}")
 
     def _ended_without_job(self, task, kind, why):
         if kind == "setup":
-            self.workspaces.stages.move(task, "working", note=why)
+            self.stages.move(task, "working", note=why)
             task["workspace"].pop("pendingLaunch", None)
             return
         self._verify_ended(task, None, why, "")
@@ -280,10 +285,10 @@ class Checks:
         self.slots[project].discard(task_id)
         queue = self.queue[project]
         while queue and len(self.slots[project]) < PER_REPOSITORY:
-            waiting = self.workspaces.board.get(queue.popleft())
+            waiting = self.board.get(queue.popleft())
             if waiting is None or (waiting.get("workspace") or {}).get("stage") != "verifying":
                 continue
-            with self.workspaces.lock(waiting["id"]):
+            with self.locks.lock(waiting["id"]):
                 plan = self.verify_plan(waiting)
                 if plan.ready:
                     waiting["workspace"]["verify"]["round"] -= 1        # the same round, started now
@@ -304,7 +309,7 @@ class Checks:
                      (kind == "setup" and workspace.get("pendingLaunch") is not None)
             if not wanted:
                 continue
-            job = self.workspaces.registry.get((job_info or {}).get("id") or "")
+            job = self.registry.get((job_info or {}).get("id") or "")
             if job is not None:
                 self.running[job.id] = (task["id"], kind)
                 if kind == "verify":
@@ -323,27 +328,25 @@ class Checks:
 
     def verify_again(self, actor, task_id):
         """M56: run the verify again, from review or failed."""
-        spaces = self.workspaces
-        task = spaces.actions.task(actor, task_id)
-        with spaces.lock(task_id):
-            spaces.workspace(task, "review", "failed")
-            spaces.present(task)
-            spaces.checkout(task)           # a tampered worktree fails here, before a job runs in it
+        task = self.actions.task(actor, task_id)
+        with self.locks.lock(task_id):
+            task_git.workspace(task, "review", "failed")
+            task_git.present(task)
+            task_git.checkout(task)           # a tampered worktree fails here, before a job runs in it
             plan = self.verify_plan(task)
             if not plan.ready:
                 raise bad_request(plan.why or f"task #{task_id}'s repository names no verify command")
-            spaces.stages.move(task, "verifying", note=None, actor=actor)
+            self.stages.move(task, "verifying", note=None, actor=actor)
             self.run_verify(task, plan)
         return task
 
     def accept(self, actor, task_id):
         """M56: `pass`: a person accepts a failure; the task goes to review."""
-        spaces = self.workspaces
-        task = spaces.actions.task(actor, task_id)
-        with spaces.lock(task_id):
-            spaces.workspace(task, "failed")
+        task = self.actions.task(actor, task_id)
+        with self.locks.lock(task_id):
+            task_git.workspace(task, "failed")
             # the person accepts the commit the verify failed on
-            spaces.stages.move(task, "review", note=f"passed by the {actor.kind} after its verify failed",
+            self.stages.move(task, "review", note=f"passed by the {actor.kind} after its verify failed",
                                actor=actor, verifiedTip=(task["workspace"].get("verify") or {}).get("tip"))
         return task
 

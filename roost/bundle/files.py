@@ -7,6 +7,7 @@ import sys
 
 AGENT_FILE = "roost_agent.py"
 BUILTIN_PROFILES = os.path.join("roost", "jobs", "builtin_profiles.json")
+DOCS = "docs"     # the manual: every docs/*.md, shown by `roost help`
 # The pi extension of the built-in `pi` profile and the client it imports beside it.
 PI_EXTENSION = os.path.join("clients", "typescript", "pi", "roost.ts")
 TYPESCRIPT_CLIENT = os.path.join("clients", "typescript", "src", "roost-agent.ts")

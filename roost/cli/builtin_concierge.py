@@ -22,13 +22,11 @@ import sys
 import threading
 import time
 
+from roost.clock import now_ms
+
 DEFAULT_NEED_AFTER_MS = 120_000
 ANSWERABLE = ("question", "dialog")
 DUE_ORDER = re.compile(r"^- #(\d+)\b(.*)$")
-
-
-def _now_ms():
-    return int(time.time() * 1000)
 
 
 def _rules(given):
@@ -53,7 +51,7 @@ class BuiltinConcierge:
         self.error_type = client.RoostError
         self.handled = set()        # waits (id:stateSince) answered, suggested or said
         self.finished = set()       # ends (id:endedAt) said
-        self.started_at = _now_ms()
+        self.started_at = now_ms()
         self.lock = threading.Lock()
         self.timer = None
         self.digests_seen = set()   # the seqs of the digests taken
@@ -100,7 +98,7 @@ class BuiltinConcierge:
             rules = _rules(policy.get("rules"))
             need_after = policy.get("needAfterMs")
             need_after = need_after if isinstance(need_after, int) and need_after >= 0 else DEFAULT_NEED_AFTER_MS
-            now, later = _now_ms(), None
+            now, later = now_ms(), None
             waits = set()
             for row in rows:
                 if row.get("status") == "waiting":
@@ -170,7 +168,7 @@ class BuiltinConcierge:
             self.timer = None
         self.digests_seen = set()   # the seqs of the digests taken
         if at_ms is not None:
-            self.timer = threading.Timer(max(0.0, (at_ms - _now_ms()) / 1000.0) + 0.05, self.review)
+            self.timer = threading.Timer(max(0.0, (at_ms - now_ms()) / 1000.0) + 0.05, self.review)
             self.timer.daemon = True
             self.timer.start()
 

@@ -17,7 +17,7 @@ TASK_IDS = ("task",)
 
 
 def candidates(words, env, socket_override=None):
-    from roost.cli.main import COMMANDS
+    from roost.cli.commands import COMMANDS
 
     words = list(words) or [""]
     current, before = words[-1], words[:-1]
@@ -39,7 +39,11 @@ def candidates(words, env, socket_override=None):
         if len(positionals) <= len(typed) or not _fits(positionals, typed):
             continue
         following = positionals[len(typed)]
-        if following.startswith("<"):
+        if following == "<topic>":      # `roost help TOPIC`: the manual's pages
+            from roost.cli import manual
+
+            found.update(name for name, _ in manual.topics())
+        elif following.startswith("<"):
             wants_id = wants_id or (following == "<id>" and command not in TASK_IDS)
         else:
             found.update(following.split("|"))

@@ -6,10 +6,10 @@ import importlib
 import json
 import os
 
-from roost import __version__, paths
+from roost import __version__, job_identity, paths
 from roost.controls import visible
 from roost.client.connection import Lost, Refused, Unreachable, connect, request_once
-from roost.ops.callers import is_the_persons
+from roost.cli.persons_ops import is_the_persons
 
 
 class ExitStatus(enum.IntEnum):
@@ -78,8 +78,8 @@ class Context:
     def refuse_the_persons_op(self, op, args):
         """Inside a job (not the person's own shell), the person's ops are refused here,
         before they are sent: the daemon would refuse them anyway, from the peer's pid."""
-        job_id = self.env.get("ROOST_JOB_ID") or self.env.get("PI_JOB_ID")
-        if job_id and self.env.get("ROOST_JOB_PERSON") != "1" and is_the_persons(op, args):
+        job_id = job_identity.job_id(self.env)
+        if job_id and not job_identity.is_persons_shell(self.env) and is_the_persons(op, args):
             action = args.get("action")
             raise InsideAJob(f"{op} {action}" if op == "task" and isinstance(action, str) else op, job_id)
 
@@ -100,9 +100,7 @@ class Context:
     def job_identity(self):
         """(job id, token) of the job this command runs in (its environment says so,
         under the new names or the older ones), or None outside a job."""
-        job_id = self.env.get("ROOST_JOB_ID") or self.env.get("PI_JOB_ID")
-        token = self.env.get("ROOST_JOB_TOKEN") or self.env.get("PI_JOB_TOKEN")
-        return (job_id, token) if job_id and token else None
+        return job_identity.job_identity(self.env)
 
     def as_job(self):
         """A connection that speaks for the job this command runs in (`speak_for`): an

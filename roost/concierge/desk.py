@@ -11,13 +11,13 @@ force and the answers it gave, each written before the op answers.
 import logging
 import os
 
-from roost import store
-from roost.concierge import policy as rules
-from roost.errors import RoostError, bad_request, not_found
+from roost import job_identity, store
 from roost.bundle import userenv
+from roost.clock import now_ms
+from roost.concierge import policy as rules
+from roost.errors import BUSY, RoostError, bad_request, not_found
 from roost.jobs.builtin_profiles import roost_env
-from roost.jobs.launch import IDENTITY_NAMES, one_line
-from roost.jobs.record import now_ms
+from roost.jobs.launch import one_line
 
 log = logging.getLogger(__name__)
 
@@ -228,7 +228,7 @@ class ConciergeDesk:
             done = {"id": target.id, "name": target.name}
         elif what == "respawn":
             if target.running:
-                raise RoostError("busy", f"{target.name} runs: there is nothing to start again")
+                raise RoostError(BUSY, f"{target.name} runs: there is nothing to start again")
             self.runner.wake(target)
             done = {"id": target.id, "name": target.name}
         else:
@@ -245,6 +245,6 @@ def without_identity(launch):
     launch = dict(launch)
     env = launch.get("env")
     if isinstance(env, dict):
-        launch["env"] = {name: value for name, value in env.items() if name not in IDENTITY_NAMES}
+        launch["env"] = job_identity.without(env)
     launch.pop("role", None)
     return launch

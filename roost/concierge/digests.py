@@ -75,7 +75,7 @@ def fleet_line(rows):
     return f"{len(rows)} sessions: " + ", ".join(f"{count} {how}" for how, count in sorted(counts.items()))
 
 
-def build(events, rows, orders, due, said, limit=DEFAULT_BYTES, why="change", changed=None):
+def build(events, rows, orders, due, said, limit=DEFAULT_BYTES, why="change", changed=None, *, now):
     """(the digest's text, the need keys it says). `said`: the need keys said before;
     `changed`: the ids of the sessions the events are about (None: all of them), the
     only ones listed (the rest of the fleet is its one count line; `list` has them).
@@ -83,7 +83,7 @@ def build(events, rows, orders, due, said, limit=DEFAULT_BYTES, why="change", ch
     the sessions that changed), each cut to what is left; what was cut is said, with how
     to ask for more."""
     needs = [row for row in needs_of(rows) if _need_key(row) not in said]
-    head = f'<roost-digest why="{why}" at="{_clock(int(time.time() * 1000))}">'
+    head = f'<roost-digest why="{why}" at="{_clock(now)}">'
     tail = "</roost-digest>"
     budget = limit - len(head) - len(tail) - 2 - CUT_RESERVE
     parts, cuts = [], []
@@ -122,8 +122,9 @@ def build(events, rows, orders, due, said, limit=DEFAULT_BYTES, why="change", ch
 
 
 class Digests:
-    def __init__(self, registry, desk, orders, messenger, config):
+    def __init__(self, registry, desk, orders, messenger, config, clock):
         self.registry = registry
+        self.clock = clock         # roost.clock: when a standing order is due
         self.desk = desk
         self.orders = orders
         self.messenger = messenger
@@ -164,10 +165,10 @@ class Digests:
     def _run(self):
         while True:
             earliest = self.orders.earliest()
-            timeout = None if earliest is None else max(0.0, (earliest - time.time() * 1000) / 1000.0)
-            self._wake.wait(timeout)
+            timeout = None if earliest is None else max(0.0, (earliest - self.clock.now_ms()) / 1000.0)
+            self.clock.wait(self._wake, timeout)
             self._wake.clear()
-            gevent.sleep(QUIET_S)          # the rest of the burst goes in the same digest
+            self.clock.sleep(QUIET_S)      # the rest of the burst goes in the same digest
             try:
                 self.send()
             except Exception:
@@ -177,7 +178,7 @@ class Digests:
         """A digest to the concierge when something changed or an order is due; whether
         one went."""
         job = self.desk.job()
-        now = int(time.time() * 1000)
+        now = self.clock.now_ms()
         due = self.orders.due(now)
         if job is None or not job.run.active or (not self.pending and not due):
             return False
@@ -188,7 +189,7 @@ class Digests:
         changed = {event["id"] for event in self.pending if event.get("id")}
         why = "order" if due else "change"
         text, said = build(self.pending, rows, self.orders.listed(), due, self.said, self._limit(), why=why,
-                           changed=changed)
+                           changed=changed, now=now)
         try:
             self.messenger.deliver(Peer.of_job(job), "digest", text, fields={"why": why})
         except RoostError as error:

@@ -10,9 +10,9 @@ section, and its `nextAt` moves on once that digest reached the concierge.
 import os
 
 from roost import store
-from roost.errors import RoostError, bad_request, not_found
+from roost.clock import now_ms
+from roost.errors import FULL, UNSUPPORTED, RoostError, bad_request, not_found
 from roost.jobs.launch import one_line
-from roost.jobs.record import now_ms
 from roost.schedule import when as clock
 
 FILE = "orders.json"
@@ -60,7 +60,7 @@ class StandingOrders:
             rule = clock.parse(when)
             when = clock.normal(when)
         if len(self.orders) >= MAX_ORDERS:
-            raise RoostError("full", f"at most {MAX_ORDERS} standing orders: drop one first")
+            raise RoostError(FULL, f"at most {MAX_ORDERS} standing orders: drop one first")
         now = now_ms()
         order_id = self.data.get("nextId", 1)
         self.data["nextId"] = order_id + 1
@@ -76,7 +76,7 @@ class StandingOrders:
     def remove(self, order_id, by):
         order = self.get(order_id)
         if by == "concierge" and order["by"] != "concierge":
-            raise RoostError("unsupported", f"order #{order_id} is the user's: the concierge drops only its own")
+            raise RoostError(UNSUPPORTED, f"order #{order_id} is the user's: the concierge drops only its own")
         self.orders.remove(order)
         self._save()
         self.bus.publish("concierge", f"order #{order_id} dropped: {order['text']}", who=by, why="order-dropped",

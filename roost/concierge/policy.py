@@ -12,7 +12,7 @@ them. The person sets both (`concierge {action: answer | act}`); roost.json's
 `concierge.answer` and `concierge.act` are the start, and the person's changes are kept.
 """
 
-from roost.errors import RoostError, bad_request
+from roost.errors import POLICY, RoostError, bad_request
 
 ANSWERS = ("never", "routine", "always")
 DEFAULT = {"answer": "never", "act": False}
@@ -59,13 +59,13 @@ def check_reply(policy, job, text):
         raise bad_request(f"{job.name} does not wait for a question or on a dialog: nothing to answer")
     answer = policy["answer"]
     if answer == "never":
-        raise RoostError("policy", "the policy says answer: never; suggest it instead (concierge-suggest)")
+        raise RoostError(POLICY, "the policy says answer: never; suggest it instead (concierge-suggest)")
     if answer == "routine" and not is_routine(job.record, text):
-        raise RoostError("policy", "the policy says answer: routine: only one of the choices the row offers "
+        raise RoostError(POLICY, "the policy says answer: routine: only one of the choices the row offers "
                                    "(or a dialog's plain key); suggest this one instead")
 
 
 def check_act(policy):
     if not policy["act"]:
-        raise RoostError("policy", "the policy says act: false: the concierge may not stop, respawn or start "
+        raise RoostError(POLICY, "the policy says act: false: the concierge may not stop, respawn or start "
                                    "sessions (the person sets concierge {action: act})")

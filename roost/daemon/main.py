@@ -61,7 +61,7 @@ def serve(foreground=False, detached=False):
     patching.patch()
     import gevent
 
-    from roost import git, ops, store
+    from roost import blocking, git, ops, store
     from roost.daemon import logs
     from roost.daemon.services import Services
     from roost.jobs import jail_places
@@ -87,13 +87,14 @@ def serve(foreground=False, detached=False):
         return 1
     _raise_fd_limit()
     _log_greenlet_errors(gevent.get_hub())
-    store.use_threadpool()
-    git.use_threadpool()
+    blocking.use_threadpool()       # the store's fsyncs and dulwich's reads, off the loop
     git.use_umask(user_umask)       # worktrees get the user's file modes, not the daemon's 077
     try:
         jail_places.link_socket(sock_path)     # the name jails reach it by
     except OSError as error:
         log.error("cannot give the socket its jails' name: %s; jobs started now reach only this daemon", error)
+    # git's jails see neither roost's home nor its socket (issue 26 item 4)
+    git.use_jails((home, os.path.dirname(sock_path), os.environ.get("XDG_RUNTIME_DIR")), os.path.join(home, "git"))
     if sock_path != os.path.join(home, "roost.sock"):
         # The home is too deep for a unix socket: say where the socket went.
         store.write_bytes(os.path.join(home, "socket.path"), sock_path.encode() + b"\n")
@@ -107,6 +108,7 @@ def serve(foreground=False, detached=False):
     # A partial, not a lambda: one Python frame less on every request.
     server = Server(listener, functools.partial(ops.run, services), services.origins.place)
     server.start()
+    services.web.start()        # roost.json's `web`: it connects to the socket now serving
     # A signal stops the daemon, not the jobs: a restart, an upgrade or a logout must
     # not take the user's sessions with it (the keeper holds them for the next daemon).
     # Only `shutdown` without keepWorkers ends every job.
@@ -114,7 +116,7 @@ def serve(foreground=False, detached=False):
     gevent.signal_handler(signal.SIGINT, services.shutdown.request, True)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     log.info("roost daemon %d serving %s", os.getpid(), sock_path)
-    gevent.get_hub().threadpool.spawn(_remove_unused_copies)
+    blocking.start(_remove_unused_copies)
     keep_workers = services.shutdown.wait()
     _leave(server, services, sock_path, keep_workers)
     log.info("roost daemon %d stopped", os.getpid())

@@ -4,11 +4,13 @@ Mercurial's command server builds its own); the ops reach them through `call.ser
     config, keeper, feed -> bus -> jobs -> runner -> links -> replies, reaper, launcher
     jobs, runner, replies -> timelines (each job's flight recorder) -> sessions (each agent's own)
     jobs, replies, config, bus -> limit resumes (parked jobs typed into at their reset)
-    jobs -> directory -> messenger -> watches (peers) -> board, its actions -> workspaces -> radar
+    jobs -> directory -> messenger -> watches (peers) -> board, its actions -> stages, task locks
+      -> checks -> preparations, reviews, merges, exits -> upkeep -> workspaces; radar
     jobs, launcher -> schedules (the book) -> scheduler (their one timer)
     bus -> orders; jobs, launcher, replies, subscribers, orders -> concierge -> digests
     bus -> subscribers
     config, subscribers, board -> notifier (row changes, removals, the feed's stage changes)
+    config -> web keeper (roost.json's `web`: a `roost web` kept running once the socket serves)
 
 Every hook (who hears of a keeper's exit, a run's start, a row's change, a removal, an
 event) is wired here, after the parts are built, so the order they fire in is written in
@@ -17,16 +19,27 @@ one place: `_wire`.
 
 import logging
 
+import gevent
 import gevent.event
 
 from roost import __version__
 from roost.board.actions import BoardActions
 from roost.board.board import TaskBoard
+from roost.board.exits import Exits
+from roost.board.locks import TaskLocks
+from roost.board.merging import Merges
+from roost.board.preparing import Preparations
 from roost.board.radar import Radar
+from roost.board.review import Reviews
+from roost.board.stages import Stages
+from roost.board.upkeep import Upkeep
+from roost.board.verifying import Checks
 from roost.board.workspaces import Workspaces
+from roost.clock import Clock
 from roost.concierge.desk import ConciergeDesk
 from roost.concierge.digests import Digests
 from roost.concierge.orders import StandingOrders
+from roost.daemon.web_keeper import WebKeeper
 from roost.config import Config
 from roost.events.bus import EventBus
 from roost.events.feed import EventFeed
@@ -38,11 +51,11 @@ from roost.jobs.launcher import Launcher
 from roost.jobs.limit_resume import LimitResumer
 from roost.jobs.origins import ProcessOrigins
 from roost.jobs.reaping import Reaper
-from roost.jobs.record import now_ms
 from roost.jobs.registry import JobRegistry
 from roost.jobs.replies import ReplyDesk
 from roost.jobs.runner import JobRunner
 from roost.jobs.sessions import SessionFinder
+from roost.jobs.spawn_tree import TreeSweeper
 from roost.jobs.timeline import Timelines
 from roost.keeper.client import KeeperClient
 from roost.notify.notifier import Notifier
@@ -75,25 +88,30 @@ class Services:
     def __init__(self, home, socket_path, user_umask):
         self.home = home
         self.socket_path = socket_path
-        self.started_at = now_ms()
+        # The one clock the parts that decide by time read (a test hands them its own).
+        self.clock = Clock(gevent.spawn_later)
+        self.started_at = self.clock.now_ms()
         self.shutdown = ShutdownRequest()
         self.config = Config(home)
+        self.web = WebKeeper(self.config, home, socket_path)     # roost.json's `web`: started once serving
         self.keeper = KeeperClient(home, user_umask)
         self.feed = EventFeed(home)
         self.bus = EventBus(self.feed)
-        self.jobs = JobRegistry(home, self.bus)
-        self.runner = JobRunner(self.jobs, self.keeper, self.config, socket_path, roost_on_path.install(home))
+        self.jobs = JobRegistry(home, self.bus, self.clock)
+        self.runner = JobRunner(self.jobs, self.keeper, self.config, socket_path, self.clock,
+                                roost_on_path.install(home))
         keeper_pid = lambda: self.keeper.keeper_pid   # noqa: E731
-        self.keeper_losses = KeeperLosses(home, self.bus, keeper_pid)
+        self.keeper_losses = KeeperLosses(home, self.bus, keeper_pid, self.clock)
         self.origins = ProcessOrigins(self.jobs, keeper_pid, losses=self.keeper_losses)
         self.links = AgentLinks(self.jobs)
         self.replies = ReplyDesk(self.jobs, self.runner, self.links)
-        self.reaper = Reaper(self.jobs, self.runner, self.config)
+        self.reaper = Reaper(self.jobs, self.runner, self.config, self.clock)
+        self.spawn_trees = TreeSweeper(self.jobs, self.runner)
         # Every part that starts jobs (dispatch, spawn, the board, schedules) starts them here.
         self.launcher = Launcher(self.jobs, self.runner, self.replies, self.config)
         self.timelines = Timelines(self.jobs)
         self.sessions = SessionFinder(self.jobs, self.timelines)
-        self.limit_resumes = LimitResumer(self.jobs, self.replies, self.config, self.bus)
+        self.limit_resumes = LimitResumer(self.jobs, self.replies, self.config, self.bus, self.clock)
         self.directory = PeerDirectory(self.jobs)
         self.messenger = Messenger(self.directory, self.runner, self.replies, self.links, self.bus)
         self.watches = Watches(home, self.jobs, self.directory, self.messenger)
@@ -101,17 +119,29 @@ class Services:
         self.board = TaskBoard(home)
         self.board_actions = BoardActions(self.board, self.jobs, self.directory, self.messenger, self.bus,
                                           self.subscribers.push)
-        self.notifier = Notifier(self.config, self.subscribers.push, self.attached, self.board.get)
-        self.workspaces = Workspaces(home, self.board, self.board_actions, self.jobs, self.config,
-                                     self.launcher)
-        self.schedules = ScheduleBook(home, self.jobs, self.config)
-        self.scheduler = Scheduler(self.schedules, self.jobs, self.runner, self.launcher, self.replies, self.bus)
+        self.notifier = Notifier(self.config, self.subscribers.push, self.attached, self.board.get, self.clock)
+        # The board's workspaces: the shared parts once (a workspace's stage, one greenlet
+        # at a time per task), then each part with what it uses.
+        self.stages = Stages(self.board, self.board_actions)
+        self.task_locks = TaskLocks(self.board, self.stages)
+        board_parts = (self.board, self.board_actions, self.stages, self.task_locks)
+        self.checks = Checks(home, *board_parts, self.jobs, self.launcher)
+        self.preparations = Preparations(home, *board_parts, self.launcher, self.config, self.clock, self.checks)
+        self.reviews = Reviews(*board_parts)
+        self.merges = Merges(*board_parts, self.checks)
+        self.exits = Exits(self.board_actions, self.task_locks)
+        self.upkeep = Upkeep(home, *board_parts, self.jobs, self.checks, self.preparations, self.merges)
+        self.workspaces = Workspaces(home, *board_parts, self.checks, self.preparations, self.reviews, self.merges,
+                                     self.exits, self.upkeep)
+        self.schedules = ScheduleBook(home, self.jobs, self.config, self.clock)
+        self.scheduler = Scheduler(self.schedules, self.jobs, self.runner, self.launcher, self.replies, self.bus,
+                                   self.clock)
         self.orders = StandingOrders(home, self.bus)
         self.concierge = ConciergeDesk(home, self.jobs, self.runner, self.launcher, self.replies, self.config,
                                        self.bus, self.subscribers.push, self.orders)
-        self.digests = Digests(self.jobs, self.concierge, self.orders, self.messenger, self.config)
+        self.digests = Digests(self.jobs, self.concierge, self.orders, self.messenger, self.config, self.clock)
         # the overlap radar reads a worktree again when its holder goes quiet (issue 20)
-        self.radar = Radar(self.board, self.board_actions, self.workspaces)
+        self.radar = Radar(self.board, self.board_actions)
         self._wire()
 
     def _wire(self):
@@ -125,13 +155,14 @@ class Services:
         self.replies.on_typed.append(self.timelines.typed)
         self.runner.on_started.append(self.replies.kick)     # a started run's replies are typed
         self.runner.on_adopted.append(self.replies.resume)   # and an adopted one's waiting ones
-        checks = self.workspaces.checks
+        checks = self.checks
         for hook in (self.timelines.row_changed, self.sessions.row_changed, self.reaper.row_changed,
                      self.subscribers.row_changed, self.board_actions.row_changed, checks.row_changed,
                      self.concierge.row_changed, self.notifier.row_changed, self.radar.row_changed,
                      self.limit_resumes.row_changed):
             self.jobs.on_row_change.append(hook)
-        for hook in (self.subscribers.removed, self.board_actions.removed, checks.removed, self.notifier.removed):
+        for hook in (self.subscribers.removed, self.board_actions.removed, checks.removed, self.notifier.removed,
+                     self.spawn_trees.removed):      # a tree's root removed: its spawned jobs with it
             self.jobs.on_remove.append(hook)
         # The feed's listeners: kept watches fire before hubs hear of the event.
         self.bus.listeners.append(self.watches.event)
@@ -140,7 +171,8 @@ class Services:
         self.bus.listeners.append(self.notifier.event)      # what needs the person, told once
         self.bus.listeners.append(self.radar.heard)         # a land or a commit: the others read again
         self.orders.on_change = self.digests.changed
-        self.board_actions.finish_workspace = self.workspaces.finish   # M55: a workspace's done
+        self.board_actions.done_by.append(self.workspaces.finish)     # M55: a workspace's done
+        self.checks.on_setup_passed.append(self.preparations.launch_session)   # then its session starts
 
     def attached(self, job_id):
         """A person is in this job's terminal now (roost attach, the hub's enter)."""
@@ -191,6 +223,7 @@ class Services:
         """With keepWorkers the keeper and every job go on for the next daemon; without,
         every job is stopped and the keeper leaves once they are gone."""
         self.bus.publish("daemon", "roost stopping" + (": its jobs go on" if keep_workers else ""))
+        self.web.stop()
         self.scheduler.stop()
         self.digests.stop()
         self.limit_resumes.stop()

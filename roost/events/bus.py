@@ -16,9 +16,10 @@ beside the record's cost the reply on its way to the agent 0.1-0.25 ms at the me
 """
 
 import logging
-import time
 
 import gevent
+
+from roost.clock import now_ms
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ class EventBus:
     def publish(self, kind, text, job_id=None, name=None, who=None, who_id=None, **fields):
         """One event: its `kind`, one line of `text`, the job it is about (`job_id`,
         `name`) and what caused it when a job did (`who`, `who_id`)."""
-        event = {"at": int(time.time() * 1000), "kind": kind, "id": job_id, "name": name,
+        event = {"at": now_ms(), "kind": kind, "id": job_id, "name": name,
                  "text": one_line(text)}
         if who is not None:
             event["who"] = who

@@ -57,21 +57,23 @@ too), checked against git's rules before any use; paths are absolute or made so.
 
 Blocking: the functions that read with dulwich (`repository_of`, `checked_out_branch`,
 `ref_sha`, `task_branch`'s lookup, `worktree_head`, and through them most others) run
-through one seam, `blocking.call`; the daemon calls `git.use_threadpool()` once and
-they run on gevent's threadpool from then on. Everything else runs git, which under
+through roost's one seam, `roost.blocking.call`; once the daemon turned its threadpool
+on they run there. Everything else runs git, which under
 the daemon's patching is a cooperative subprocess. `git.use_umask(mask)` gives git the
 user's umask (the daemon's own is 077). Which operation uses dulwich and which the git
 CLI, and the figures behind each choice, are in each module's docstring.
 
 Every git run: an argv list, `--` before paths, the user's environment with no prompt
-possible (command.py), a bounded timeout, a session of its own.
+possible (command.py), a bounded timeout, a session of its own, and nothing run that a
+repository's config, attributes or nested repositories name (lockdown.py): a run that
+reads or writes a tree's files runs in a jail (jail.py) with the repository's plain
+config (repo_config.py). `git.use_jails(hidden, private_dir)` tells it what to hide.
 """
 
-from roost.git.blocking import use_threadpool
 from roost.git.changes import (ChangedFile, Diff, SyncResult, abort_sync, changed_files, commit_all, diff,
                                sync_with_base, worktree_head)
 from roost.git.checkouts import Checkout, checkout_of
-from roost.git.command import use_umask
+from roost.git.command import use_jails, use_umask
 from roost.git.errors import GitError
 from roost.git.landing import LandResult, land, recover_land
 from roost.git.names import check_branch_name, slug, task_branch
@@ -89,6 +91,6 @@ __all__ = [
     "is_clean", "is_merged", "land", "list_worktrees", "merged_branches", "merged_tips", "open_pull_request",
     "prune_worktrees", "push_branch", "recover_land", "ref_sha", "remove_worktree", "repository_of",
     "require_sha", "slug", "start_status", "sync_with_base", "task_branch", "uncommitted_changes",
-    "use_threadpool", "use_umask", "wait_until_idle",
+    "use_jails", "use_umask", "wait_until_idle",
     "worktree_head",
 ]

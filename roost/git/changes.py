@@ -1,9 +1,12 @@
 """Work in a task's worktree: commit it, sync it with base, and the diff a person reviews.
 
-Commit and sync are the git CLI's: `git add -A` trusts the index's stat data where
+Commit and sync are the git CLI's: git's status trusts the index's stat data where
 dulwich hashes every file in Python (18 ms against 294 ms for a status of 10,000 files),
-a merge must leave git's own conflict markers and state for an agent to resolve, and the
-user's hooks and merge settings apply as they would by hand. The diff is git's for the
+and a merge must leave git's own conflict markers and state for an agent to resolve. No
+hook runs, and nothing the repository's config or attributes name (command.py). Staging
+is `git status` then `git update-index`, not `git add -A`: add looks inside a nested
+repository (a submodule's `git status`, with that repository's own config and none of
+roost's settings), where the status roost asks for reads only its HEAD. The diff is git's for the
 same reason: its rename detection and binary handling are what a person knows (for the
 list of changed files `git diff --name-status` took 1.8 ms, dulwich's merge base and tree
 diff 2.7 ms). Reading a worktree's HEAD is dulwich's (0.2 ms against 1.3 ms): it blocks,
@@ -14,7 +17,8 @@ so it goes through the seam. A linked worktree is read and run through its Check
 import os
 from dataclasses import dataclass, field
 
-from roost.git import blocking, checkouts, command
+from roost import blocking
+from roost.git import checkouts, command
 from roost.git.errors import GitError
 from roost.git.names import branch_ref, short_branch
 from roost.git.repository import describe_changes, is_ancestor, require_sha, uncommitted_changes
@@ -53,8 +57,26 @@ def _worktree_head(worktree):
 
 def unmerged_paths(worktree):
     """The paths a stopped merge left in conflict."""
-    done = command.run(["diff", "--name-only", "--diff-filter=U", "-z"], worktree, what="git diff --diff-filter=U")
+    done = command.run(["diff", "--name-only", "--diff-filter=U", "--ignore-submodules=dirty", "--no-ext-diff",
+                        "--no-textconv", "-z"], worktree, what="git diff --diff-filter=U")
     return done.lines()
+
+
+def stage_all(worktree, timeout=command.WORK_S):
+    """Stage everything the worktree holds, as `git add -A` would: changed, deleted and
+    new files (ignored ones not), a nested repository as its HEAD commit (a gitlink)."""
+    listed = command.run(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=dirty",
+                          "--no-renames"], worktree, timeout=timeout, what="git status")
+    paths = []
+    for entry in listed.stdout.split(b"\0"):
+        if len(entry) < 4:
+            continue
+        code = entry[:2]
+        if code[1:2] != b" " or b"U" in code or code in (b"DD", b"AA"):
+            paths.append(entry[3:].rstrip(b"/"))      # `sub/`: an untracked nested repository
+    if paths:
+        command.run(["update-index", "--add", "--remove", "-z", "--stdin"], worktree, timeout=timeout,
+                    input=b"\0".join(paths) + b"\0", what="git update-index")
 
 
 def _with_markers(worktree, paths):
@@ -74,8 +96,8 @@ def _with_markers(worktree, paths):
 
 
 def commit_all(worktree, message=None, timeout=command.WORK_S):
-    """Commit everything the worktree holds (`git add -A`, then `git commit`), with the
-    user's identity and hooks; returns the new commit's sha, or None when there was
+    """Commit everything the worktree holds (stage_all, then `git commit`), with the
+    user's identity and no hook; returns the new commit's sha, or None when there was
     nothing to commit. A merge whose conflicts are resolved is concluded by it; one whose
     files still hold conflict markers is refused ("conflict"): `add -A` would commit them."""
     _branch, _head, merging = worktree_head(worktree)
@@ -84,14 +106,15 @@ def commit_all(worktree, message=None, timeout=command.WORK_S):
         if marked:
             raise GitError("conflict", f"the sync's conflicts are not resolved ({', '.join(marked[:5])}):"
                            " resolve them or abort the sync")
-    command.run(["add", "-A"], worktree, timeout=timeout, what="git add -A")
-    staged = command.run(["diff", "--cached", "--quiet"], worktree, check=False, what="git diff --cached")
+    stage_all(worktree, timeout)
+    staged = command.run(["diff", "--cached", "--quiet", "--ignore-submodules=dirty"], worktree, check=False,
+                         what="git diff --cached")
     if staged.returncode == 0 and not merging:
         return None
     text = (message or "").strip() or DEFAULT_MESSAGE
     try:
-        command.run(["commit", "--quiet", "--file=-"], worktree, timeout=timeout, input=text.encode("utf-8"),
-                    what="git commit")
+        command.run(["commit", "--quiet", "--no-verify", "--file=-"], worktree, timeout=timeout,
+                    input=text.encode("utf-8"), what="git commit")
     except GitError as error:
         command.raise_commit_failure(error, worktree, "git commit")
     return command.run(["rev-parse", "--verify", "HEAD"], worktree).text().strip()
@@ -130,7 +153,8 @@ def sync_with_base(repo, worktree, base, timeout=command.WORK_S):
         return SyncResult("up_to_date", head, base_sha)
     # --ff and --no-autostash whatever the user's merge.ff / merge.autoStash say: a sync
     # may fast-forward, and never stashes (a dirty worktree is refused above).
-    args = ["merge", "--quiet", "--no-edit", "--ff", "--no-autostash",
+    args = [*command.nested_left_alone(worktree), "merge", "--quiet", "--no-edit", "--no-verify", "--no-stat", "--ff",
+            "--no-autostash",
             "-m", f"Merge branch '{short_branch(base_ref)}' into {branch}", base_sha]
     done = command.run(args, worktree, timeout=timeout, check=False, what="git merge")
     if done.returncode == 0:

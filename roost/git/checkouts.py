@@ -42,6 +42,13 @@ class Checkout:
         return self.path
 
 
+def common_dir_of(place):
+    """The repository's common dir, from where roost found the checkout's git dir
+    (`<common>/worktrees/<name>`), never from the `commondir` file in it (check says
+    whether that file still agrees)."""
+    return place.git_dir if place.main else os.path.dirname(os.path.dirname(place.git_dir))
+
+
 def checkout_of(repo, path):
     """The Checkout of `path`, a worktree of `repo` (its main checkout or a linked one),
     checked; GitError("not_found") when the repository has no worktree there, and
@@ -79,7 +86,7 @@ def _admin_dir_of(repo, resolved):
 
 
 def _records(linked, name, resolved):
-    recorded = _read_small(os.path.join(linked, name, "gitdir"))
+    recorded = read_small(os.path.join(linked, name, "gitdir"))
     return bool(recorded) and _same(os.path.dirname(recorded.strip()), resolved)
 
 
@@ -110,7 +117,7 @@ def check(place):
         kind = "a link" if stat.S_ISLNK(info.st_mode) else "not a file"
         raise GitError("tampered", f"{dot_git} is {kind} now, not the file git made pointing at {place.git_dir}: "
                        "roost runs no git there")
-    said = _read_small(dot_git, nofollow=True)
+    said = read_small(dot_git, nofollow=True)
     target = said[len("gitdir:"):].strip() if said and said.startswith("gitdir:") else None
     if target is not None and not os.path.isabs(target):
         target = os.path.join(place.path, target)
@@ -118,14 +125,33 @@ def check(place):
         shown = (said or "").strip()[:200]
         raise GitError("tampered", f"{dot_git} no longer points where roost made it ({place.git_dir}); it says "
                        f"{shown!r}: roost runs no git there")
+    _check_common(place)
 
 
-def _read_small(path, nofollow=False):
+def _check_common(place):
+    """A linked worktree's git dir names its repository in `commondir`, and git follows
+    it (for refs, whatever GIT_COMMON_DIR says): the worktree's agent may write that
+    dir, so the file must still name the repository roost found it in."""
+    if place.main:
+        return                  # the repository's own git dir: no commondir in it
+    common = common_dir_of(place)
+    said = (read_small(os.path.join(place.git_dir, "commondir"), nofollow=True) or "").strip()
+    if said and _same(os.path.join(place.git_dir, said), common):
+        return
+    raise GitError("tampered", f"{place.git_dir}/commondir no longer names the repository {common}; it says "
+                   f"{said[:200]!r}: roost runs no git there")
+
+
+def read_small(path, nofollow=False):
+    """The start of a small file git wrote, or None. Opened without blocking and read only
+    when it is a plain file: a fifo planted in its place would hold the daemon's loop."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | (os.O_NOFOLLOW if nofollow else 0))
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | (os.O_NOFOLLOW if nofollow else 0))
     except OSError:
         return None
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
         return os.fsdecode(os.read(fd, MAX_LINK_BYTES))
     except OSError:
         return None

@@ -9,12 +9,16 @@ kills the whole group, hooks included). Each run has a bounded timeout.
 
 A task's worktree is named by its Checkout (checkouts.py), never by its path alone: the
 run names `--git-dir` and `--work-tree` from the repository's record, so the worktree's
-own `.git` file is never followed, and takes no orders from the config git reads there:
-`core.fsmonitor=false` (a program git would run on every status) and `core.hooksPath` at
-/dev/null, where no hook can ever be (git 2.39 looks for `/dev/null/<hook>`, finds none,
-and runs nothing; a hook path the config names may lie in the worktree, as husky's
-`.husky` does). A worktree named by a bare path is refused rather than trusted. The -c
-settings reach the git runs git starts itself (`worktree remove` runs `status`).
+own `.git` file is never followed. A worktree named by a bare path is refused rather
+than trusted.
+
+Every run takes no orders from the config and attributes an agent may have written
+(issue 26 item 4): lockdown.py's settings (no hook, fsmonitor, signing, transport,
+submodule recursion, ...), given as `-c` so they win over every config file and reach
+the git runs git starts itself; and a run that reads or writes a tree's files runs in a
+jail (jail.py) with the repository's config replaced by its plain copy (repo_config.py),
+so no filter, merge or diff driver it names can run. Without a jail, each driver the
+repository's config names is switched off by name instead.
 
 Under the daemon's gevent patching a git run waits cooperatively (process.py): it never
 holds the event loop, however long it takes.
@@ -23,7 +27,7 @@ holds the event loop, however long it takes.
 import os
 
 from roost.bundle.userenv import user_environ
-from roost.git import checkouts, process
+from roost.git import checkouts, jail, lockdown, process, repo_config
 from roost.git.errors import GitError
 
 QUICK_S = 30.0      # queries: rev-parse, status, list, diff
@@ -49,10 +53,9 @@ _NO_PROMPTS = {
     "PAGER": "cat",
 }
 
-# What a run in a task's worktree sets over every config file it may read (see above).
-WORKTREE_SETTINGS = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=" + os.devnull)
-
 _umask = None       # the user's umask, for what git creates (the daemon's own is 077)
+_jails = jail.Jails()
+_copies = None      # repo_config.Copies, made on first use unless use_jails named a place
 
 
 def use_umask(mask):
@@ -62,12 +65,31 @@ def use_umask(mask):
     _umask = mask
 
 
-def git_environ(extra=None):
-    """The environment of a git run: the user's, repository pointers dropped, prompts off."""
+def use_jails(hidden, private_dir):
+    """The daemon's: hide `hidden` (roost's home, its socket's directory) from every
+    jailed run, and keep the repositories' plain configs in `private_dir`."""
+    global _jails, _copies
+    _jails = jail.Jails(hidden)
+    _copies = repo_config.Copies(private_dir)
+
+
+def _config_copies():
+    global _copies
+    if _copies is None:
+        import tempfile
+
+        _copies = repo_config.Copies(tempfile.mkdtemp(prefix="roost-git-"))
+    return _copies
+
+
+def git_environ(extra=None, remote=False):
+    """The environment of a git run: the user's, repository pointers dropped, prompts off,
+    and lockdown's settings (`remote`: a run that reaches a remote, `git push`)."""
     env = user_environ()
     for name in _LOCATION_VARIABLES:
         env.pop(name, None)
     env.update(_NO_PROMPTS)
+    lockdown.environ(env, remote)
     if extra:
         env.update(extra)
     return env
@@ -95,13 +117,16 @@ class Completed:
         return [os.fsdecode(part) for part in self.stdout.split(b"\0") if part]
 
 
-def run(args, cwd, timeout=QUICK_S, input=None, check=True, what=None, env=None, max_output=None):
+def run(args, cwd, timeout=QUICK_S, input=None, check=True, what=None, env=None, max_output=None, writes=(),
+        remote=False):
     """Run `git <args>` in `cwd` (as `git -C cwd`: process.py says why no chdir). A
     nonzero exit raises GitError("failed") unless `check` is false; a run past `timeout`
     is killed (its whole group) and raises GitError("timeout"). `input` (bytes) goes to
     its stdin. With `max_output`, at most that many bytes of stdout are kept, the run is
-    stopped there and `truncated` is set."""
-    return start(args, cwd, timeout, input, check, what, env, max_output).result()
+    stopped there and `truncated` is set. `writes`: directories besides the repository
+    and its work tree that the run writes (a worktree git adds or removes). `remote`:
+    the run reaches a remote (`git push`), with the user's transports and credentials."""
+    return start(args, cwd, timeout, input, check, what, env, max_output, writes, remote).result()
 
 
 class Pending:
@@ -128,20 +153,75 @@ class Pending:
         self.running.abandon()
 
 
-def start(args, cwd, timeout=QUICK_S, input=None, check=True, what=None, env=None, max_output=None):
+def start(args, cwd, timeout=QUICK_S, input=None, check=True, what=None, env=None, max_output=None, writes=(),
+          remote=False):
     """`run`, started: the Pending's `result()` waits for it. Runs started together go
     on at the same time (each a process of its own)."""
     label = what or " ".join(["git", *args[:2]])
-    argv = _located(cwd, label) + list(args)
-    environment = git_environ(env)
+    located = _located(cwd, label) + lockdown.settings(remote)
+    argv = located + list(args)
+    environment = git_environ(env, remote)
     program = process.find_program("git", environment)
     if program is None:
         raise GitError("failed", f"{label}: git is not installed (not on PATH)", argv)
+    if lockdown.touches_content(args):
+        program, argv = _confined(program, located, list(args), environment, cwd, writes, label)
     try:
         running = process.Running(program, argv, environment, timeout, input, max_output, _umask)
     except OSError as error:
         raise GitError("failed", f"{label}: git could not be started: {error}", argv) from None
     return Pending(running, argv, label, timeout, check, max_output)
+
+
+def _confined(program, located, args, environment, cwd, writes, label):
+    """(program, argv) of a run that reads or writes a tree's files: in a jail with the
+    repository's plain config, or, where no jail can be made, with each driver the
+    repository's config names switched off."""
+    frame = jail.frame_of(cwd)
+    bwrap = _jails.usable(environment) if frame is not None else None
+    if bwrap is not None:
+        try:
+            copy = _config_copies().copy_for(frame.common_dir, frame.git_dir, program, environment)
+        except (repo_config.ConfigError, OSError) as error:
+            raise GitError("failed", f"{label}: {error}", located + args) from None
+        frame = jail.Frame(frame.work_tree, frame.git_dir, frame.common_dir, tuple(writes))
+        environment["TMPDIR"] = "/tmp"      # the jail's own; the user's may be hidden there
+        return bwrap, _jails.wrap(program, located + args, frame, copy, environment)
+    return program, located + _drivers_off(program, located, environment) + args
+
+
+def nested_left_alone(worktree):
+    """`-c` settings that keep a `git merge` in `worktree` out of its nested repositories.
+    git 2.37 and later stash before every merge (`git stash create`), and that looks into
+    each submodule `.gitmodules` does not say to ignore, with a `git status` there, which
+    runs what that repository's config names. `submodule.<name>.ignore=all` from the
+    command line outranks `.gitmodules`; the names are read from it just before (one
+    added in between is looked into, in the merge's jail)."""
+    environment = git_environ()
+    program = process.find_program("git", environment) or "git"
+    try:
+        names = _config_copies().submodules(os.fspath(worktree), program, environment)
+    except (repo_config.ConfigError, OSError):
+        names = set()
+    return [word for name in sorted(names) for word in ("-c", f"submodule.{name}.ignore=all")]
+
+
+# What a driver is set to where it cannot be removed (no jail): a filter does nothing, a
+# merge driver is git's own three-way merge of text, conflict markers and all. Diff
+# drivers need nothing: every diff roost reads is asked --no-textconv --no-ext-diff.
+_FILTER_OFF = ("clean=", "smudge=", "process=", "required=false")
+_TEXT_MERGE = "git merge-file --marker-size=%L %A %O %B"
+
+
+def _drivers_off(program, located, environment):
+    names = repo_config.driver_names(located, program, environment)
+    settings = []
+    for name in sorted(names.get("filter", ())):
+        for setting in _FILTER_OFF:
+            settings += ["-c", f"filter.{name}.{setting}"]
+    for name in sorted(names.get("merge", ())):
+        settings += ["-c", f"merge.{name}.driver={_TEXT_MERGE}"]
+    return settings
 
 
 def _located(cwd, label):
@@ -150,7 +230,7 @@ def _located(cwd, label):
         if not os.path.isdir(cwd.path):
             raise GitError("not_found", f"{label}: no directory {cwd.path}")
         checkouts.check(cwd)
-        return ["git", "-C", cwd.path, "--git-dir=" + cwd.git_dir, "--work-tree=" + cwd.path, *WORKTREE_SETTINGS]
+        return ["git", "-C", cwd.path, "--git-dir=" + cwd.git_dir, "--work-tree=" + cwd.path]
     cwd = os.fspath(cwd)
     if not os.path.isdir(cwd):
         raise GitError("not_found", f"{label}: no directory {cwd}")

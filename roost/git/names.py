@@ -12,7 +12,8 @@ git's verdict on a corpus of hard names. A name roost makes for a task is also p
 import re
 import unicodedata
 
-from roost.git import blocking, command
+from roost import blocking
+from roost.git import command
 from roost.git.errors import GitError
 
 SLUG_LENGTH = 40

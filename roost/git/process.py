@@ -250,7 +250,7 @@ class _Exit:
             loop = gevent.get_hub().loop
             if not loop.default:
                 # Only the main thread's loop reaps children: a run from the threadpool
-                # would lose its status (blocking.py says why git never runs there).
+                # would lose its status (roost/blocking.py says why git never runs there).
                 raise RuntimeError("git must be run from the main thread under gevent, not from a pool thread")
             # Before the spawn: a child that ends before libev handles SIGCHLD would
             # end unheard (SIGCHLD's default is to be ignored) and never be reaped.

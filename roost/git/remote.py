@@ -1,7 +1,7 @@
 """A task's way out besides a local land (M60): push its branch, open a pull request.
 
 Both through programs, never a library: `git push` with the user's own credential
-helpers and hooks (dulwich would need its own credentials), and GitHub's `gh pr create`,
+helpers (dulwich would need its own credentials) and no hook, and GitHub's `gh pr create`,
 which keeps the user's login. Neither may ask anything: git's prompts are off
 (command.py), and gh gets `GH_PROMPT_DISABLED` and no terminal; each runs in a session of
 its own with a bounded timeout, in the user's environment.
@@ -45,8 +45,8 @@ def push_branch(repo, branch, remote=None, timeout=PUSH_S, tip=None):
     if remote.startswith("-") or not remote.strip():
         raise GitError("bad_request", f"not a remote's name: {remote!r}")
     tip = tip or require_sha(repo, ref)
-    command.run(["push", "--porcelain", "--", remote, f"{tip}:{ref}"], repo.root, timeout=timeout,
-                what="git push")
+    command.run(["push", "--porcelain", "--no-verify", "--no-recurse-submodules", "--", remote, f"{tip}:{ref}"],
+                repo.root, timeout=timeout, what="git push", remote=True)
     return remote, tip
 
 
@@ -59,8 +59,10 @@ def open_pull_request(cwd, base, branch, title, body, timeout=PR_S):
     shell = process.find_program("sh", env) or "/bin/sh"
     if program is None:
         raise GitError("not_found", "gh (GitHub's command line) is not installed: it is not on PATH")
-    argv = ["gh", "pr", "create", "--base", short_branch(branch_ref(base)), "--head", short_branch(branch_ref(branch)),
-            "--title", title, "--body", body]
+    # `--name=value`: a title or body (an agent may have written the task's) is that
+    # option's value whatever it starts with
+    argv = ["gh", "pr", "create", "--base=" + short_branch(branch_ref(base)),
+            "--head=" + short_branch(branch_ref(branch)), "--title=" + title, "--body=" + body]
     try:
         # gh finds its repository from its working directory, and posix_spawn cannot
         # set one: a fixed script changes to it and execs gh, every word passed as an

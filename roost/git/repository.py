@@ -19,7 +19,8 @@ anything):
 import os
 from dataclasses import dataclass
 
-from roost.git import blocking, command
+from roost import blocking
+from roost.git import command
 from roost.git.errors import GitError
 from roost.git.names import branch_ref, check_branch_name
 
@@ -145,8 +146,9 @@ class _Status:
 def start_status(worktree, untracked=True, timeout=command.QUICK_S):
     """uncommitted_changes, started: its `changes()` waits for the answer, `abandon()`
     drops it. `--no-optional-locks`: status never takes the index lock, so an agent's
-    own git command in that worktree never finds it held by roost."""
-    return _Status(command.start(["--no-optional-locks", "status", "--porcelain=v1", "-z",
+    own git command in that worktree never finds it held by roost. A nested repository
+    counts changed when its HEAD moved; its files are not looked into (lockdown.py)."""
+    return _Status(command.start(["--no-optional-locks", "status", "--porcelain=v1", "-z", "--ignore-submodules=dirty",
                                   "--untracked-files=" + ("normal" if untracked else "no")],
                                  worktree, timeout=timeout, what="git status"))
 

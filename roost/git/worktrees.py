@@ -164,8 +164,10 @@ def add_worktree(repo, path, branch, base=None, timeout=command.WORK_S):
         if holder is not None:
             raise GitError("checked_out", f"branch {short_branch(ref)} is checked out at {holder}")
         args = ["worktree", "add", "--quiet", "--", path, short_branch(ref)]
+    # Made here, empty, so a jailed run may be given it to write (git takes an empty one).
+    os.makedirs(path, exist_ok=True)
     with _admin_lock(repo):
-        command.run(args, repo.root, timeout=timeout, what="git worktree add")
+        command.run(args, repo.root, timeout=timeout, what="git worktree add", writes=(path,))
     return Worktree(path=os.path.realpath(path), branch=short_branch(ref), head=start)
 
 
@@ -189,9 +191,29 @@ def remove_worktree(repo, path, base=None, force=False, timeout=command.WORK_S):
                 raise GitError("dirty", f"{worktree.path} has uncommitted changes ({describe_changes(changes)})")
         if base is not None and worktree.branch is not None:
             _refuse_unmerged(repo, worktree.branch, base)
-    args = ["worktree", "remove", *(["--force"] if force else []), "--", worktree.path]
+        _refuse_nested(repo, worktree.path)
+    # --force always: the checks above are git's own, less the one it would make with
+    # `status --ignore-submodules=none`, which runs git in each nested repository with
+    # that repository's config (lockdown.py).
+    args = ["worktree", "remove", "--force", "--", worktree.path]
     with _admin_lock(repo):
         command.run(args, repo.root, timeout=timeout, what="git worktree remove")
+
+
+def _refuse_nested(repo, path):
+    """git's own rule, kept: a worktree holding a repository of its own (a submodule's
+    checkout) is not removed; its work is not looked into."""
+    if not os.path.isdir(path):
+        return
+    place = checkout_of(repo, path)
+    listed = command.run(["ls-files", "--stage", "-z"], place, what="git ls-files --stage")
+    for entry in listed.stdout.split(b"\0"):
+        mode, _space, rest = entry.partition(b" ")
+        if mode == b"160000" and b"\t" in rest:
+            nested = os.path.join(path, os.fsdecode(rest.split(b"\t", 1)[1]))
+            if os.path.isdir(os.path.join(nested, ".git")):
+                raise GitError("dirty", f"{path} holds a repository of its own at {nested}: roost does not "
+                               "remove it (git worktree remove would not either)")
 
 
 def _refuse_unmerged(repo, branch, base):

@@ -27,7 +27,7 @@ def _name(row):
 def attach(hub, row):
     """Leaves curses for the shared attach, on the hub's connection to the row's machine;
     back on detach."""
-    link = hub.link_of(row)
+    link = hub.machines.link_of(row)
     if link.client is None:
         hub.status = f"attach: {link.name} is down"
         return
@@ -55,7 +55,7 @@ def reply(hub, row):
         if not text.strip():
             hub.status = "nothing sent (the reply was empty)"
             return
-        result = hub.call("reply", {"id": row["id"], "text": text, "requestId": hub.request_id()})
+        result = hub.machines.call("reply", {"id": row["id"], "text": text, "requestId": hub.request_id()})
         if result is not None:
             how = "delivered" if result.get("delivered") else ("saved for its next start" if result.get("saved") else "queued")
             hub.status = f"reply to {_name(row)}: {how}"
@@ -65,7 +65,7 @@ def reply(hub, row):
 
 def peek(hub, row):
     height = hub.painter.size[0]
-    result = hub.call("peek", {"id": row["id"], "lines": max(1, height - 2)})
+    result = hub.machines.call("peek", {"id": row["id"], "lines": max(1, height - 2)})
     if result is not None:
         lines = [printable(line, 1000) for line in (result.get("text") or "").split("\n")]
         hub.pager = {"title": f"peek: {_name(row)} ({row['id']})  p: again", "lines": lines, "top": 0,
@@ -74,7 +74,7 @@ def peek(hub, row):
 
 def timeline(hub, row):
     """The job's flight recorder, newest last: why its row says what it says."""
-    result = hub.call("timeline", {"id": row["id"], "limit": TIMELINE_ENTRIES})
+    result = hub.machines.call("timeline", {"id": row["id"], "limit": TIMELINE_ENTRIES})
     if result is not None:
         text = "\n".join(timeline_text.line(entry) for entry in result.get("entries") or []) or "nothing recorded yet"
         lines = [printable(line, 1000) for line in text.split("\n")]
@@ -84,20 +84,20 @@ def timeline(hub, row):
 
 def stop(hub, row):
     def confirmed():
-        if hub.call("stop", {"id": row["id"]}) is not None:
+        if hub.machines.call("stop", {"id": row["id"]}) is not None:
             hub.status = f"stopped {_name(row)}"
     hub.ask(f"stop {_name(row)}?", confirmed)
 
 
 def remove(hub, row):
     def confirmed():
-        if hub.call("rm", {"id": row["id"]}) is not None:
+        if hub.machines.call("rm", {"id": row["id"]}) is not None:
             hub.status = f"removed {_name(row)}"
     hub.ask(f"remove {_name(row)} and its directory?", confirmed)
 
 
 def respawn(hub, row):
-    result = hub.call("respawn", {"id": row["id"]})
+    result = hub.machines.call("respawn", {"id": row["id"]})
     if result is not None:
         outcome = (result.get("results") or [{}])[0]
         hub.status = (f"respawned {_name(row)}" if outcome.get("started")
@@ -106,7 +106,7 @@ def respawn(hub, row):
 
 def rename(hub, row):
     def send(text):
-        result = hub.call("rename", {"id": row["id"], "name": text}) if text.strip() else None
+        result = hub.machines.call("rename", {"id": row["id"], "name": text}) if text.strip() else None
         if result is not None:
             hub.status = f"renamed to {printable(result.get('name'), 60)}"
     hub.edit(f"rename {_name(row)}", row.get("name") or "", send, limit=200)
@@ -114,7 +114,7 @@ def rename(hub, row):
 
 def pin(hub, row):
     pinned = not row.get("pinned")
-    if hub.call("pin", {"id": row["id"], "pinned": pinned}) is not None:
+    if hub.machines.call("pin", {"id": row["id"], "pinned": pinned}) is not None:
         hub.status = f"{'pinned' if pinned else 'unpinned'} {_name(row)}"
 
 
@@ -128,7 +128,7 @@ def _reorder(hub, row, step):
     at = ids.index(row["id"])
     to = max(0, min(len(ids) - 1, at + step))
     ids.insert(to, ids.pop(at))
-    hub.call("reorder", {"ids": ids, "key": group})
+    hub.machines.call("reorder", {"ids": ids, "key": group})
 
 
 ROW_KEYS = {

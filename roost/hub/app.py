@@ -18,6 +18,7 @@ import time
 
 from roost.client import terminal
 from roost.client.connection import new_request_id
+from roost.clock import now_ms
 from roost.hub import actions, views
 from roost.hub.editor import CANCEL, DONE, ESCAPE, LineEditor
 from roost.hub.fleet import Fleet
@@ -27,13 +28,13 @@ from roost.hub.screen import age_changes_in, since_of
 QUIT = "quit"
 
 
-class Hub(Machines):
+class Hub:
     def __init__(self, links, stdscr, painter):
-        self.links = links            # roost.hub.links.Link, one per machine; the first holds the board
-        self.several = links[0].tagged
         self.stdscr = stdscr
         self.painter = painter
         self.fleet = Fleet()
+        # the daemons: roost.hub.links.Link, one per machine (the first holds the board)
+        self.machines = Machines(links, self.fleet, self.on_push, self.say)
         self.selected_id = None
         self.top = 0
         self.status = ""
@@ -47,6 +48,18 @@ class Hub(Machines):
         self._told_focus = False      # the job last told as looked at (False: none told yet)
 
     # -- the daemon -------------------------------------------------------------------
+
+    def say(self, text):
+        """The status line's text."""
+        self.status = text
+
+    def _report_focus(self):
+        """The job looked at (selected while the terminal has the focus), told to the
+        daemons when it changes."""
+        looked_at = self.selected_id if self.focused and self.pager is None else None
+        if looked_at != self._told_focus:
+            self._told_focus = looked_at
+            self.machines.tell_focus(looked_at)
 
     def on_push(self, message):
         if message.get("event") == "notify":
@@ -66,26 +79,26 @@ class Hub(Machines):
     # -- the loop ---------------------------------------------------------------------
 
     def run(self, wake_read):
-        self.start(wait=False)
+        self.machines.start(wait=False)
         self.focus_reporting()
         while True:
             self.draw()
             self._report_focus()
-            sockets = {link.client.sock: link for link in self.links if link.client is not None}
+            sockets = {link.client.sock: link for link in self.machines.links if link.client is not None}
             ready, _, _ = select.select([0, *sockets, wake_read], [], [], self._timeout())
             if wake_read in ready:
                 os.read(wake_read, 64)
                 self.resize()
             if 0 in ready:                # the person's keys before the pushes: they wait on the screen
-                if self._guarded(lambda _: self._keys(), self.links[0]) == QUIT:
+                if self.machines.guarded(lambda _: self._keys(), self.machines.links[0]) == QUIT:
                     return
                 self.draw()
                 self._report_focus()
             for sock, link in sockets.items():
                 if sock in ready and link.client is not None:
-                    self._guarded(receive, link)
-            self.take_pushes()
-            self._reconnect_due()
+                    self.machines.guarded(receive, link)
+            self.machines.take_pushes()
+            self.machines.reconnect_due()
 
     def _keys(self):
         keys = []
@@ -115,10 +128,10 @@ class Hub(Machines):
         """Until an age on screen says something else (None: nothing changes by itself)."""
         now = time.monotonic()
         retries = [max(0.0, (link.connecting[1] if link.connecting else link.retry_at) - now)
-                   for link in self.links if link.client is None or link.connecting]
+                   for link in self.machines.links if link.client is None or link.connecting]
         if self.pager is not None:
             return min(retries) if retries else None
-        now = int(time.time() * 1000)
+        now = now_ms()
         changes = [age_changes_in(since_of(entry[1], entry[2]), now) for entry in
                    (self.entries[index] for index in self.painter.shown if index < len(self.entries))
                    if entry[0] == "row"]
@@ -298,7 +311,7 @@ class Hub(Machines):
             handler(self, row)
 
     def _board(self):
-        tasks = self.call("task", {"action": "list"})
+        tasks = self.machines.call("task", {"action": "list"})
         if tasks is not None:
             self.fleet.set_tasks(tasks.get("tasks") or [])
         self.pager = {"title": "roost hub: the board",

@@ -9,6 +9,8 @@ start-up), then by how long it has waited; each ranked row carries its reason.
 
 import collections
 
+from roost.rows import order_key
+
 FEED_KEEP = 200
 GROUPS = ("needs", "working", "finished", "failed")
 TITLES = {"needs": "NEEDS YOU", "working": "WORKING", "finished": "FINISHED", "failed": "FAILED"}
@@ -155,7 +157,7 @@ class Fleet:
                 ranked.sort(key=lambda item: (item[1][0], not item[0].get("pinned"), item[0].get("stateSince") or 0))
                 shown.append((group, [(row, why) for row, (_, why) in ranked]))
             else:
-                rows.sort(key=lambda row, group=group: user_order(row, group))
+                rows.sort(key=lambda row, group=group: order_key(row, group))
                 shown.append((group, [(row, None) for row in rows]))
         return shown
 
@@ -241,8 +243,3 @@ def rank(row, holds):
     return key, ("; ".join(reasons) or None)
 
 
-def user_order(row, group):
-    """Pinned first (AV-K7), then the user's order in this group (AV-K13: an order given
-    in another group is stale here), then oldest first."""
-    order = row.get("order") if row.get("orderKey") == group else None
-    return (not row.get("pinned"), order is None, order or 0, row.get("startedAt") or 0)

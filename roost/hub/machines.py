@@ -1,7 +1,7 @@
 """The hub's side of its daemons: starting each machine's view (subscribe, then the
 state), the requests, the pushes taken in, and, with machines named (roost.hub.links),
 a machine that drops shown as down and tried again, and a row's request sent to its
-machine with its job's own id. The Hub's loop (roost.hub.app) is built on it."""
+machine with its job's own id. The Hub (roost.hub.app) holds one."""
 
 import time
 
@@ -14,7 +14,15 @@ CONNECT_S = 15.0       # a machine that does not answer its subscribe within thi
 
 
 class Machines:
-    """What the Hub needs of its machines; it sets links, several, fleet and status."""
+    def __init__(self, links, fleet, on_push, say):
+        """`links`: roost.hub.links.Link, one per machine (the first holds the board);
+        `fleet`: the rows they fill (roost.hub.fleet); `on_push(message)`: a push taken in;
+        `say(text)`: the hub's status line."""
+        self.links = links
+        self.several = links[0].tagged
+        self.fleet = fleet
+        self.on_push = on_push
+        self.say = say
 
     @property
     def client(self):
@@ -27,9 +35,9 @@ class Machines:
         slow to answer (ssh connecting, a host gone quiet) holds no one's screen."""
         for link in self.links:
             if wait or not self.several:
-                self._guarded(self._start_link, link)
+                self.guarded(self._start_link, link)
             else:
-                self._guarded(self._begin, link)
+                self.guarded(self._begin, link)
         self._show_hosts()
 
     def _open(self, link):
@@ -86,7 +94,7 @@ class Machines:
         for message in early:
             self.fleet.apply(link.message(message))
         if link.why is not None:
-            self.status = f"{link.name}: back"
+            self.say(f"{link.name}: back")
         link.up()
 
     def link_of(self, row):
@@ -106,7 +114,7 @@ class Machines:
         return link, {**args, "ids": [job_id_of(rows[other]) for other in ids
                                       if other in rows and rows[other].get("host") == link.name]}
 
-    def _guarded(self, action, link, *args):
+    def guarded(self, action, link, *args):
         """With several machines, one that drops is shown as down, not the hub's end."""
         try:
             return action(link, *args)
@@ -119,20 +127,20 @@ class Machines:
     def _lose(self, link, why):
         link.lost(why)
         self.fleet.drop_host(link.name)
-        self.status = f"{link.name}: {link.why}"
+        self.say(f"{link.name}: {link.why}")
         self._show_hosts()
 
     def _show_hosts(self):
         if self.several:
             self.fleet.set_hosts([link.state_text() for link in self.links])
 
-    def _reconnect_due(self):
+    def reconnect_due(self):
         now = time.monotonic()
         for link in self.links:
             if link.connecting is not None and now >= link.connecting[1]:
                 self._lose(link, f"no answer in {CONNECT_S:.0f} s")
             elif link.due(now):
-                self._guarded(self._begin, link)
+                self.guarded(self._begin, link)
         self._show_hosts()
 
     def call(self, op, args=None, quiet=False, link=None):
@@ -143,7 +151,7 @@ class Machines:
             link, args = self._route(args)
         if link.client is None:
             if not quiet:
-                self.status = f"{op}: {link.name} is down"
+                self.say(f"{op}: {link.name} is down")
             return None
         try:
             response = link.client.request(op, args)
@@ -152,13 +160,13 @@ class Machines:
         if response.get("ok"):
             return response.get("result") or {}
         if not quiet:
-            self.status = f"{op}: {response.get('code')}: {response.get('error')}"
+            self.say(f"{op}: {response.get('code')}: {response.get('error')}")
         return None
 
     def take_pushes(self):
         for link in self.links:
             if link.client is not None:
-                self._guarded(self._answered if link.connecting else self._take_pushes, link)
+                self.guarded(self._answered if link.connecting else self._take_pushes, link)
 
     def _take_pushes(self, link):
         client = link.client
@@ -175,13 +183,10 @@ class Machines:
                 self.fleet.set_tasks(link.tasks(tasks.get("tasks") or []))
             self._take_pushes(link)
 
-    def _report_focus(self):
-        """The job looked at (selected while the terminal has the focus), told to the
-        daemon when it changes: no desktop notification goes to it."""
-        looked_at = self.selected_id if self.focused and self.pager is None else None
-        if looked_at == self._told_focus:
-            return
-        self._told_focus = looked_at
+
+    def tell_focus(self, looked_at):
+        """Tells the machines which job a person looks at now (its row's id, or None): no
+        desktop notification goes to it; each other machine hears of none."""
         row = self.fleet.rows.get(looked_at) if looked_at else None
         target = self.link_of(row) if row is not None else None
         for link in self.links:
@@ -191,7 +196,7 @@ class Machines:
                 try:
                     link.client.send("notify", {"action": "focus", "id": job_id})   # its answer is not awaited
                 except OSError as error:
-                    self._guarded(_lost_by, link, error)
+                    self.guarded(_lost_by, link, error)
 
 
 def receive(link):

@@ -6,6 +6,7 @@ import curses
 import time
 
 from roost.client.terminal import printable
+from roost.clock import now_ms
 from roost.hub.fleet import TITLES
 
 KEYS = [("↑↓ jk", "move"), ("enter", "attach"), ("r", "reply"), ("p", "peek"), ("T", "timeline"), ("s", "stop"),
@@ -154,7 +155,7 @@ class Painter:
         keys = self.keys_lines(width)
         bottom = height - len(keys) - 1      # the status line's row
         room = max(1, bottom - y)
-        now = int(time.time() * 1000)
+        now = now_ms()
         self.shown = range(top, min(len(entries), top + room))
         for index in self.shown:
             self._draw_entry(y, entries[index], index == selected, width, now)

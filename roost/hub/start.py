@@ -6,8 +6,8 @@ import curses
 import locale
 import os
 import signal
-import time
 
+from roost.clock import now_ms
 from roost.hub import views
 from roost.hub.actions import DaemonLost
 from roost.hub.app import Hub
@@ -26,10 +26,10 @@ def _can_draw():
 def _print_once(links):
     hub = Hub(links, None, None)
     try:
-        hub.start()
+        hub.machines.start()
     except DaemonLost as error:
         return f"the daemon closed the connection ({error})"
-    text = "\n".join(views.plain_lines(hub.fleet, int(time.time() * 1000)))
+    text = "\n".join(views.plain_lines(hub.fleet, now_ms()))
     os.write(1, (text + "\n(this terminal cannot draw the hub's screen: the jobs as they are now)\n").encode())
     return None
 

@@ -12,8 +12,9 @@ import gevent
 import gevent.event
 
 from roost import store
+from roost.clock import now_ms
 from roost.jobs import recovery
-from roost.jobs.record import end_state, now_ms
+from roost.jobs.record import end_state
 from roost.jobs.run_end import DRAIN_WAIT_S, recorded_exit
 from roost.unix import bwrap
 
@@ -97,9 +98,9 @@ def _remove_unclaimed(runner, job_id):
     after the grace), and let no failure here stop the adoption of others."""
     ended = runner.ends.unclaimed.get(job_id)
     grace = runner.stop_grace()
-    if ended is not None and not ended.wait(grace):
+    if ended is not None and not runner.clock.wait(ended, grace):
         runner.keeper.signal(job_id, signal.SIGKILL)
-        ended.wait(grace)
+        runner.clock.wait(ended, grace)
     runner.ends.unclaimed.pop(job_id, None)
     if not isinstance(job_id, str) or not job_id.isalnum():
         return    # roost's ids are hex: anything else is not a directory of ours

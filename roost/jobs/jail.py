@@ -129,38 +129,42 @@ def settings(config, launch):
     found = {"write": [], "read": [], "hide": list(DEFAULT_HIDE), "network": "on", "ports": dict(DEFAULT_PORTS),
              "moveInto": {}}
     profile = _profile(config, launch)
-    for what, given in (("roost.json's sandbox", config.get("sandbox")),
-                        (f"agentProfiles.{launch.get('profile')}.sandbox", profile.get("sandbox"))):
-        if given is None or given is True:
-            continue
-        if not isinstance(given, dict):
-            raise bad_request(f"{what} must be false or an object (write, read, hide, network, ports)")
-        for key in _LISTS:
-            value = given.get(key)
-            if value is None:
-                continue
-            if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
-                raise bad_request(f"{what}.{key} must be a list of paths")
-            for item in value:
-                if not (item.startswith("/") or item.startswith("~")):
-                    raise bad_request(f"{what}.{key}: {item!r} is neither absolute nor under ~")
-            found[key] += value
-        moves = given.get("moveInto")
-        if moves is not None:
-            if not isinstance(moves, dict) or not all(isinstance(key, str) and key.startswith(("/", "~"))
-                                                      and isinstance(value, str) and value.startswith(("/", "~"))
-                                                      for key, value in moves.items()):
-                raise bad_request(f"{what}.moveInto must map files to folders, absolute or under ~")
-            found["moveInto"].update(moves)
-        network = given.get("network")
-        if network is not None:
-            if network not in ("on", "off"):
-                raise bad_request(f"{what}.network must be \"on\" or \"off\"")
-            found["network"] = network
-        ports = given.get("ports")
-        if ports is not None:
-            found["ports"] = _check_ports(ports, f"{what}.ports")
+    _add_settings(found, "roost.json's sandbox", config.get("sandbox"))
+    _add_settings(found, f"agentProfiles.{launch.get('profile')}.sandbox", profile.get("sandbox"))
     return found
+
+
+def _add_settings(found, what, given):
+    """One `sandbox` object's settings (roost.json's top, or a profile's) added to `found`."""
+    if given is None or given is True:
+        return
+    if not isinstance(given, dict):
+        raise bad_request(f"{what} must be false or an object (write, read, hide, network, ports)")
+    for key in _LISTS:
+        value = given.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
+            raise bad_request(f"{what}.{key} must be a list of paths")
+        for item in value:
+            if not (item.startswith("/") or item.startswith("~")):
+                raise bad_request(f"{what}.{key}: {item!r} is neither absolute nor under ~")
+        found[key] += value
+    moves = given.get("moveInto")
+    if moves is not None:
+        if not isinstance(moves, dict) or not all(isinstance(key, str) and key.startswith(("/", "~"))
+                                                  and isinstance(value, str) and value.startswith(("/", "~"))
+                                                  for key, value in moves.items()):
+            raise bad_request(f"{what}.moveInto must map files to folders, absolute or under ~")
+        found["moveInto"].update(moves)
+    network = given.get("network")
+    if network is not None:
+        if network not in ("on", "off"):
+            raise bad_request(f"{what}.network must be \"on\" or \"off\"")
+        found["network"] = network
+    ports = given.get("ports")
+    if ports is not None:
+        found["ports"] = _check_ports(ports, f"{what}.ports")
 
 
 def _check_ports(ports, what):

@@ -11,9 +11,10 @@ that does not name it back, a path reached through a link inside a place it writ
 import glob
 import logging
 import os
-import shutil
+import stat
 import sys
 
+from roost import store
 from roost.unix import bwrap
 
 log = logging.getLogger(__name__)
@@ -199,11 +200,10 @@ def move_into(moves, home):
                 if os.path.lexists(target):
                     log.warning("%s is not moved into %s: %s is there already", path, folder, target)
                     continue
-                passing = target + ".roost-move"
-                shutil.copy2(path, passing)
-                with open(passing, "rb") as handle:
-                    os.fsync(handle.fileno())
-                os.rename(passing, target)
+                with open(path, "rb") as handle:
+                    data = handle.read()
+                # The folder is the jail's to write: the atomic writer follows no link planted there.
+                store.write_bytes(target, data, mode=stat.S_IMODE(os.stat(path).st_mode))
             link = path + ".roost-link"
             if os.path.lexists(link):
                 os.unlink(link)

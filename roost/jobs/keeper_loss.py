@@ -48,9 +48,10 @@ def boot_id():
 
 
 class KeeperLosses:
-    def __init__(self, home, bus, keeper_pid):
+    def __init__(self, home, bus, keeper_pid, clock):
         self.path = os.path.join(home, FILE)
         self.bus = bus
+        self.clock = clock               # roost.clock: when a loss is recorded
         self.keeper_pid = keeper_pid     # fn() -> the keeper's pid, or None
         self.losses = []                 # {pid, start, died, at}: this boot's, oldest first
         self._seen = None                # (pid, start) of the keeper last seen
@@ -75,7 +76,7 @@ class KeeperLosses:
         """The connection to the keeper ended unasked: it died (or was killed)."""
         pid = self.keeper_pid()
         start = self._seen[1] if self._seen is not None and self._seen[0] == pid else 0
-        loss = {"pid": pid, "start": start, "died": boot_ticks(), "at": int(time.time() * 1000)}
+        loss = {"pid": pid, "start": start, "died": boot_ticks(), "at": self.clock.now_ms()}
         self.losses = (self.losses + [loss])[-KEPT:]
         try:
             store.write_json(self.path, {"version": 1, "boot": self._boot, "losses": self.losses})

@@ -1,36 +1,21 @@
-"""What a launch needs beyond its arguments: names, request ids, the check that its
-program can run, and the job's environment (CONTRACT.md "A job's environment")."""
+"""What a launch needs beyond its arguments (roost.jobs.launch_args): names, the check
+that its program can run, and the job's environment (CONTRACT.md "A job's environment")."""
 
 import os
-import re
 import shutil
 
+from roost import job_identity
 from roost.bundle import userenv
 from roost.jobs import roost_on_path
 from roost.errors import bad_request
 
-# M36: a request id is 1-64 of these; one of another form is refused.
-REQUEST_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 NAME_LIMIT = 200
 # M44: the hub's own agent's name cannot be taken by a session.
 RESERVED_NAMES = ("concierge",)
 
-# The job's identity (CONTRACT.md): set by roost, never inherited from the daemon's own
-# environment (a daemon started from inside a job carries that job's).
-IDENTITY_NAMES = ("ROOST_JOB_ID", "ROOST_JOB_TOKEN", "ROOST_SOCKET", "ROOST_JOB_DIR", "ROOST_JOB_PERSON",
-                  "PI_JOB_ID", "PI_JOB_TOKEN", "PI_DAEMON_SOCK", "PI_JOB_DIR")
 # The pty says the window size; inherited values would contradict it.
 _SIZE_NAMES = ("COLUMNS", "LINES")
 TERM = "xterm-256color"
-
-
-def request_id(args):
-    value = args.get("requestId")
-    if value is None:
-        return None
-    if not isinstance(value, str) or not REQUEST_ID.fullmatch(value):
-        raise bad_request("requestId must be 1-64 of A-Z a-z 0-9 _ . : -")
-    return value
 
 
 def fold_name(name):
@@ -77,20 +62,12 @@ def job_environ(job, socket_path, job_dir, roost_bin=None):
     variables, then the job's identity under both names; `roost_bin` (the directory
     of roost's own `roost`, roost.jobs.roost_on_path) first on its PATH."""
     env = userenv.user_environ()
-    for name in IDENTITY_NAMES + _SIZE_NAMES:
+    for name in job_identity.NAMES + _SIZE_NAMES:
         env.pop(name, None)
     env["TERM"] = TERM
     env.update(job.launch.get("env") or {})
     if roost_bin:
         roost_on_path.first_on_path(env, roost_bin)
-    identity = {
-        "ROOST_JOB_ID": job.id, "ROOST_JOB_TOKEN": job.token,
-        "ROOST_SOCKET": socket_path, "ROOST_JOB_DIR": job_dir,
-    }
-    if job.launch.get("person"):
-        # The person's own shell: its CLI sends the person's ops (the daemon decides).
-        identity["ROOST_JOB_PERSON"] = "1"
-    env.update(identity)
-    env.update({"PI_JOB_ID": job.id, "PI_JOB_TOKEN": job.token,
-                "PI_DAEMON_SOCK": socket_path, "PI_JOB_DIR": job_dir})
+    # The person's own shell: its CLI sends the person's ops (the daemon decides).
+    env.update(job_identity.environment(job.id, job.token, socket_path, job_dir, bool(job.launch.get("person"))))
     return env

@@ -24,7 +24,6 @@ import gevent.event
 
 from roost.jobs import limits
 from roost.jobs.limits import parked
-from roost.jobs.record import now_ms
 from roost.term.reading import shows_limit
 
 log = logging.getLogger(__name__)
@@ -65,8 +64,10 @@ def limit_menu(job, reading):
 
 
 class LimitResumer:
-    def __init__(self, registry, replies, config, bus):
+    def __init__(self, registry, replies, config, bus, clock):
+        """`clock` (roost.clock): when a resume is due is read from it alone."""
         self.registry = registry
+        self.clock = clock
         self.replies = replies
         self.config = config
         self.bus = bus
@@ -156,23 +157,29 @@ class LimitResumer:
 
     def _run(self):
         while True:
-            earliest = None
             try:
-                now = now_ms()
-                for job in self.registry.all():
-                    at = self.due_at(job)
-                    if at is None or job.id in self._resuming:
-                        continue
-                    if at <= now:
-                        self._resuming.add(job.id)
-                        gevent.spawn(self._resume, job)
-                    else:
-                        earliest = at if earliest is None else min(earliest, at)
+                timeout = self.round(lambda job: gevent.spawn(self._resume, job))
             except Exception:
                 log.exception("the limit resumes' timer failed a round; it goes on")
-            timeout = MAX_SLEEP_S if earliest is None else min(MAX_SLEEP_S, max(0.0, (earliest - now_ms()) / 1000))
-            self._changed.wait(timeout)
+                timeout = MAX_SLEEP_S
+            self.clock.wait(self._changed, timeout)
             self._changed.clear()
+
+    def round(self, resume):
+        """One look: `resume(job)` for each job whose resume is due now; how long (s)
+        until the next one is due, at most MAX_SLEEP_S."""
+        earliest = None
+        now = self.clock.now_ms()
+        for job in self.registry.all():
+            at = self.due_at(job)
+            if at is None or job.id in self._resuming:
+                continue
+            if at <= now:
+                self._resuming.add(job.id)
+                resume(job)
+            else:
+                earliest = at if earliest is None else min(earliest, at)
+        return MAX_SLEEP_S if earliest is None else min(MAX_SLEEP_S, max(0.0, (earliest - now) / 1000))
 
     def _resume(self, job):
         try:

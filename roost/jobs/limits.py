@@ -8,9 +8,9 @@ text seen again once that reset has passed is a new limit.
 
 import time
 
+from roost.clock import now_ms
 from roost.errors import RoostError
 from roost.jobs import profiles
-from roost.jobs.record import now_ms
 from roost.term import resets
 
 # A reset this long past still counts as the same limit for the same text: the resume
@@ -23,8 +23,9 @@ def parked(row):
     return row.get("waitingFor") == "limit" and row.get("resetsAt") is not None
 
 
-def reading_fields(job, reading):
-    """The row's (and record's) limit fields for a new reading of the job's screen."""
+def reading_fields(job, reading, now=None):
+    """The row's (and record's) limit fields for a new reading of the job's screen, seen
+    at `now` (ms; None: the clock's now)."""
     if reading.get("waitingFor") != "limit":
         return {"resetsAt": None}
     why = reading.get("why") or {}
@@ -33,7 +34,7 @@ def reading_fields(job, reading):
         return {"resetsAt": None, "limitSeen": None}
     zone = resets.job_zone_name(job.launch.get("env"))
     seen = job.record.get("limitSeen")
-    now = now_ms()
+    now = now_ms() if now is None else now
     if isinstance(seen, dict) and seen.get("text") == text and isinstance(seen.get("at"), int):
         at = resets.reset_at(text, seen["at"], zone)
         if at is not None and at + SAME_LIMIT_MS > now:
@@ -74,7 +75,7 @@ def known_reset(jobs, provider, now=None):
     return max(future, default=None)
 
 
-def known_limit(launcher, args):
+def known_limit(launcher, args, now=None):
     """(provider, resetsAt) when a launch of `args` would start into a usage limit that a
     parked job of the same provider waits at; else None. A launch without a profile, or
     whose profile does not resolve (its launch says why), has none."""
@@ -86,7 +87,7 @@ def known_limit(launcher, args):
     except RoostError:
         return None
     provider = profiles.provider(name, profile)
-    reset = known_reset(launcher.registry.all(), provider)
+    reset = known_reset(launcher.registry.all(), provider, now)
     return (provider, reset) if reset is not None else None
 
 

@@ -5,9 +5,8 @@ included: each carries the job's identity in its environment (CONTRACT.md), whic
 import logging
 import os
 import signal
-import time
 
-import gevent
+from roost import blocking
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +54,7 @@ def jobs_with_processes():
 
 def scan(job_id):
     """job_processes() off the loop: reading every process's environment takes a while."""
-    return gevent.get_hub().threadpool.apply(job_processes, (job_id,))
+    return blocking.call(job_processes, job_id)
 
 
 def _signal_each(pids, number):
@@ -66,10 +65,10 @@ def _signal_each(pids, number):
             pass
 
 
-def end_job_processes(job_id, signal_group, grace_s):
+def end_job_processes(job_id, signal_group, grace_s, clock):
     """SIGTERM to the job's group and to each process of it found elsewhere, SIGKILL to
-    what is left after `grace_s`; returns the pids still there after that (none, unless
-    something ignores SIGKILL, like a process stuck in the kernel).
+    what is left after `grace_s` by `clock` (roost.clock); returns the pids still there
+    after that (none, unless something ignores SIGKILL, like a process stuck in the kernel).
 
     `signal_group(number)` signals the job's process group (through the keeper, which
     knows whether the pid is still its own)."""
@@ -77,22 +76,22 @@ def end_job_processes(job_id, signal_group, grace_s):
     signal_group(signal.SIGCONT)     # a stopped process acts on SIGTERM only once running
     told = set()
     left = scan(job_id)
-    deadline = time.monotonic() + grace_s
-    while left and time.monotonic() < deadline:
+    deadline = clock.monotonic() + grace_s
+    while left and clock.monotonic() < deadline:
         fresh = [pid for pid in left if pid not in told]   # each is told once
         _signal_each(fresh, signal.SIGTERM)
         _signal_each(fresh, signal.SIGCONT)
         told.update(fresh)
-        gevent.sleep(POLL_S)
+        clock.sleep(POLL_S)
         left = scan(job_id)
     if not left:
         return []
     log.info("job %s: %d processes outlived SIGTERM; sending SIGKILL", job_id, len(left))
     signal_group(signal.SIGKILL)
     _signal_each(left, signal.SIGKILL)
-    deadline = time.monotonic() + KILL_WAIT_S
-    while left and time.monotonic() < deadline:
-        gevent.sleep(POLL_S)
+    deadline = clock.monotonic() + KILL_WAIT_S
+    while left and clock.monotonic() < deadline:
+        clock.sleep(POLL_S)
         left = scan(job_id)
         _signal_each(left, signal.SIGKILL)
     if left:

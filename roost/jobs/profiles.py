@@ -2,8 +2,8 @@
 spec M30/M31/M40).
 
 A launch that names a `profile` and leaves `command` empty gets the profile's command,
-term, protocol and resume filled in; its task goes into the argv (`task: "argv"`,
-`taskInArgv`) or is typed once the agent first waits (`task: "type"`, the default).
+term, protocol and resume filled in; its task goes into the argv after `--` (`task:
+"argv"`, `taskInArgv`) or is typed once the agent first waits (`task: "type"`, the default).
 A profile of roost.json replaces a built-in one of the same name (roost.jobs.
 builtin_profiles) whole.
 """
@@ -173,7 +173,9 @@ def apply(launch, config, task):
     if not task or launch.get("taskInArgv"):
         return None
     if mode == "argv":
-        launch["argv"].append(task)
+        # After `--`: a task is text (an agent's, when a task of the board or a spawn
+        # carries it), never an option of the agent's program (issue 26 item 5).
+        launch["argv"] += ["--", task]
         launch["taskInArgv"] = True
         return None
     return task

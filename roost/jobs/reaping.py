@@ -10,21 +10,18 @@ daemon's start).
 
 import logging
 
-import gevent
-
-from roost.jobs.record import now_ms
-
 log = logging.getLogger(__name__)
 
 SETTING = "reapIdleAfterMs"
 
 
 class Reaper:
-    def __init__(self, registry, runner, config):
+    def __init__(self, registry, runner, config, clock):
         self.registry = registry
         self.runner = runner
         self.config = config
-        self._timers = {}             # job id -> the greenlet that reaps it when due
+        self.clock = clock            # roost.clock: when a wait has lasted long enough
+        self._timers = {}             # job id -> (its token, the timer that reaps it when due)
 
     def arm_all(self):
         for job in self.registry.all():
@@ -47,23 +44,26 @@ class Reaper:
         return value
 
     def _rearm(self, job):
-        timer = self._timers.pop(job.id, None)
-        if timer is not None:
-            timer.kill(block=False)
+        armed = self._timers.pop(job.id, None)
+        if armed is not None:
+            armed[1].kill(block=False)
         if not _idle(job):
             return
         after = self._after_ms()
         if after is None:
             return
-        due_in = max(0.0, (job.record.get("stateSince", now_ms()) + after - now_ms()) / 1000.0)
-        self._timers[job.id] = gevent.spawn_later(due_in, self._reap, job)
+        now = self.clock.now_ms()
+        due_in = max(0.0, (job.record.get("stateSince", now) + after - now) / 1000.0)
+        token = object()
+        self._timers[job.id] = (token, self.clock.call_later(due_in, self._reap, job, token))
 
-    def _reap(self, job):
-        if self._timers.get(job.id) is gevent.getcurrent():
+    def _reap(self, job, token):
+        if self._timers.get(job.id, (None,))[0] is token:
             del self._timers[job.id]
         if not _idle(job) or self.registry.get(job.id) is not job:
             return
-        log.info("job %s waited %d ms unpinned: reaping it", job.id, now_ms() - job.record.get("stateSince", 0))
+        log.info("job %s waited %d ms unpinned: reaping it", job.id,
+                 self.clock.now_ms() - job.record.get("stateSince", 0))
         try:
             self.runner.stop(job, reaping=True)
         except Exception:

@@ -12,10 +12,9 @@ Fields this version does not know are kept: the record is the dict read from dis
 changed in place.
 """
 
-import time
-
 import gevent.lock
 
+from roost.clock import now_ms
 from roost.jobs.reply_book import ReplyBook
 from roost.jobs.run import Run
 
@@ -64,10 +63,6 @@ _ROW_OPTIONAL = ("usage", "parentSession", "rootSession", "parentOpen", "agent",
 _ROW_WHILE_SET = ("unreadSince", "held")
 
 ROW_FIELDS = frozenset(_ROW_DEFAULTS) | frozenset(_ROW_OPTIONAL) | frozenset(_ROW_WHILE_SET) | {"queued"}
-
-
-def now_ms():
-    return int(time.time() * 1000)
 
 
 class Job:

@@ -17,12 +17,11 @@ profile, row history and reply book are its record's):
 
 import logging
 
-import gevent
-
+from roost import blocking
+from roost.clock import now_ms
 from roost.errors import RoostError
 from roost.jobs import profiles, sessions
 from roost.jobs.processes import jobs_with_processes
-from roost.jobs.record import now_ms
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +34,7 @@ def restarted(runner, unheld):
     has a process left."""
     if not unheld or not runner.keeper.started_here:
         return False
-    alive = gevent.get_hub().threadpool.apply(jobs_with_processes)
+    alive = blocking.call(jobs_with_processes)
     return not any(job.id in alive for job in unheld)
 
 

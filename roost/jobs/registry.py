@@ -14,10 +14,10 @@ import time
 import gevent
 
 from roost import paths, store
-from roost.errors import RoostError, bad_request, not_found
+from roost.errors import CONFLICT, RoostError, bad_request, not_found
 from roost.jobs import reply_book
-from roost.jobs.record import AGENT_STATES, END_STATES, ROW_FIELDS, Job, new_record, now_ms
 from roost.jobs.news import state_news
+from roost.jobs.record import AGENT_STATES, END_STATES, ROW_FIELDS, Job, new_record
 from roost.jobs.run import RunRefused
 from roost.jobs.trusted import Trusted
 
@@ -28,8 +28,9 @@ SHOWN_AMBIGUOUS = 5     # a name several jobs share: this many are named in the 
 
 
 class JobRegistry:
-    def __init__(self, home, bus):
+    def __init__(self, home, bus, clock):
         self.home = home
+        self.clock = clock             # roost.clock: when a row's state began (stateSince)
         self.bus = bus                 # roost.events.bus.EventBus: state changes that matter
         self.jobs = {}                 # id -> Job
         self.by_request_id = {}        # M36: a dispatch's requestId -> the job it made
@@ -144,9 +145,9 @@ class JobRegistry:
             allowed = AGENT_STATES if job.run.active else END_STATES
             if state not in allowed:
                 log.error("job %s: a row cannot be %s while its run is %s", job.id, state, job.run.phase)
-                raise RoostError("conflict", f"job {job.id} is {job.run.phase}: its row cannot be {state}")
+                raise RoostError(CONFLICT, f"job {job.id} is {job.run.phase}: its row cannot be {state}")
             job.record["state"] = state
-            job.record["stateSince"] = now_ms()
+            job.record["stateSince"] = self.clock.now_ms()
         job.record.update(fields)
         if job.record.get("suggested") and job.record.get("status") != "waiting":
             job.record["suggested"] = None     # M45: a suggestion lasts while its row waits
@@ -172,7 +173,7 @@ class JobRegistry:
             job.run.enter(phase, reaping)
         except RunRefused as refusal:
             log.error("job %s: %s", job.id, refusal)
-            raise RoostError("conflict", f"job {job.id}: {refusal}")
+            raise RoostError(CONFLICT, f"job {job.id}: {refusal}")
         self.runs_moved += 1
         try:
             return self.change(job, **fields) if fields else job.row()

@@ -23,10 +23,9 @@ import time
 import gevent
 import gevent.event
 
-from roost.errors import RoostError
-from roost.jobs.record import now_ms
+from roost.clock import now_ms
+from roost.errors import UNSUPPORTED, RoostError
 from roost.term.reading import ready_for_text, shows_dialog
-from roost.term.typist import typed_not_submitted
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +58,7 @@ class ReplyDesk:
         connected = job.protocol and self.links.connected(job)
         if job.protocol and text.startswith("/") and not connected:
             # spec "Replies": a command is meaningful live only.
-            raise RoostError("unsupported", "a reply starting with / is a command for the agent, "
+            raise RoostError(UNSUPPORTED, "a reply starting with / is a command for the agent, "
                                             "and the agent is not connected")
         if not job.running:
             self.queue(job, text, mode, request_id)
@@ -198,17 +197,17 @@ class ReplyDesk:
                     replies.ack(item["seq"], exact=True)
                     continue
                 terminal.wait_for(lambda: not terminal.held and (
-                    (resuming and typed_not_submitted(terminal, text))
+                    (resuming and terminal.typed_not_submitted(text))
                     or ready_for_text(terminal.reading) or job.protocol))
                 self._adopted.discard(job.id)
                 if job.terminal is not terminal or terminal.closed or terminal.eof.is_set() or job.protocol:
                     return
-                if resuming and typed_not_submitted(terminal, text):
+                if resuming and terminal.typed_not_submitted(text):
                     # The daemon before this one died between typing it and its submit keys:
                     # the text on the input line is roost's own, so only the keys are due.
                     log.info("job %s: reply %s was typed but not submitted before a restart: "
                              "submitting it", job.id, item["seq"])
-                    result = terminal.type_text("", "steer", still=lambda: typed_not_submitted(terminal, text))
+                    result = terminal.type_text("", "steer", still=lambda: terminal.typed_not_submitted(text))
                 else:
                     result = terminal.type_text(text, "steer", still=lambda: ready_for_text(terminal.reading),
                                                 on_submit=lambda: self._kept(replies.mark_typed, item["seq"]))

@@ -19,10 +19,10 @@ item with the record, and nobody has seen its seq.
 """
 
 import os
-import time
 
 from roost import codec, store
-from roost.errors import RoostError
+from roost.clock import now_ms
+from roost.errors import FULL, RoostError
 from roost.jobs.book_writer import WRITER
 from roost.unix.files import open_own, open_own_for_reading
 
@@ -160,11 +160,11 @@ class ReplyBook:
     def add(self, text, mode=None, request_id=None, kind=None, extra=None):
         """Queue a reply; returns its item. Raises `full` at MAX_PENDING user replies."""
         if not kind and self.queued >= MAX_PENDING:
-            raise RoostError("full", f"{MAX_PENDING} replies are already waiting for this job")
+            raise RoostError(FULL, f"{MAX_PENDING} replies are already waiting for this job")
         if kind and self.items >= MAX_ITEMS:
-            raise RoostError("full", f"{MAX_ITEMS} messages and notices are already waiting for this session")
+            raise RoostError(FULL, f"{MAX_ITEMS} messages and notices are already waiting for this session")
         seq = self.data["nextSeq"]
-        item = {"seq": seq, "text": text, "at": int(time.time() * 1000)}
+        item = {"seq": seq, "text": text, "at": now_ms()}
         if mode:
             item["mode"] = mode
         if kind:

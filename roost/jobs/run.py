@@ -13,13 +13,15 @@ row's fields, persists them and then tells the row's listeners.
 
 import gevent.event
 
+from roost.states import check_table
+
 PHASES = ("ended", "starting", "running", "stopping")
-TRANSITIONS = {
+TRANSITIONS = check_table({
     "ended": {"starting"},
     "starting": {"running", "ended"},
     "running": {"stopping", "ended"},
     "stopping": {"ended"},
-}
+}, PHASES)
 
 
 class RunRefused(Exception):

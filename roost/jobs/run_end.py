@@ -11,8 +11,9 @@ import signal
 import gevent
 
 from roost import store
+from roost.clock import now_ms
 from roost.jobs import jail
-from roost.jobs.record import end_state, now_ms
+from roost.jobs.record import end_state
 from roost.unix import bwrap
 
 log = logging.getLogger(__name__)

@@ -11,9 +11,9 @@ import os
 
 import gevent
 
-from roost.errors import RoostError
+from roost.errors import BAD_REQUEST, BUSY, INTERNAL, RoostError
 from roost.jobs import builtin_profiles, jail, launch, limits, processes, sessions
-from roost.jobs.record import END_STATES, LIVE_STATES, now_ms
+from roost.jobs.record import END_STATES, LIVE_STATES
 from roost.jobs.run_end import MAX_QUICK_DEATHS, QUICK_DEATH_MS, RunEnds, recorded_exit
 from roost.jobs.unread import UnreadWatch
 from roost.keeper.client import KeeperError, KeeperRefused
@@ -28,8 +28,9 @@ KEEPER_LOST = "the keeper was lost; jobs started before keep running without it"
 
 
 class JobRunner:
-    def __init__(self, registry, keeper, config, socket_path, roost_bin=None):
+    def __init__(self, registry, keeper, config, socket_path, clock, roost_bin=None):
         self.registry = registry
+        self.clock = clock              # roost.clock: a stop's grace, a quick death's backoff, when runs start
         self.roost_bin = roost_bin      # first on every job's PATH (roost.jobs.roost_on_path)
         self.keeper = keeper
         self.config = config
@@ -59,7 +60,7 @@ class JobRunner:
         self._retire(job)
         self.registry.move(job, "starting")
         try:
-            started_at = now_ms()
+            started_at = self.clock.now_ms()
             pty, jailed = self._spawn(job, argv)
             pid = job.run.pid = pty.pid
             # The terminal reads from now on: its first output need not wait for the disk.
@@ -109,9 +110,9 @@ class JobRunner:
             if job.state in END_STATES and job.state != "stopped":
                 self.registry.move(job, "ended", error=str(error))
             else:
-                self.registry.move(job, "ended", state="failed", error=str(error), endedAt=now_ms(), pid=None)
+                self.registry.move(job, "ended", state="failed", error=str(error), endedAt=self.clock.now_ms(), pid=None)
             # A program that cannot run is the caller's to fix; a keeper out of reach is ours.
-            raise RoostError("bad_request" if isinstance(error, KeeperRefused) else "internal", str(error))
+            raise RoostError(BAD_REQUEST if isinstance(error, KeeperRefused) else INTERNAL, str(error))
         if self.pty_error == KEEPER_LOST:
             self.pty_error = None      # a new keeper serves
         return spawned, jailed
@@ -193,9 +194,9 @@ class JobRunner:
         if job.run.phase == "running":
             self.registry.move(job, "stopping", reaping=reaping)
         left = processes.end_job_processes(job.id, lambda number: self.keeper.signal(job.id, number),
-                                           self.stop_grace())
+                                           self.stop_grace(), self.clock)
         if left:
-            raise RoostError("busy", f"job {job.id}: processes {left} did not end")
+            raise RoostError(BUSY, f"job {job.id}: processes {left} did not end")
         if live and not job.run.ended.wait(END_WAIT_S):
             # The exit never came (the keeper is gone): the processes are, so it ended.
             log.warning("job %s: no exit status came after its processes ended", job.id)
@@ -226,15 +227,15 @@ class JobRunner:
                 self.registry.change(job, runs=dict(runs, quickDeaths=0))
             return
         if deaths >= MAX_QUICK_DEATHS:
-            raise RoostError("busy", f"job {job.id} died within {QUICK_DEATH_MS // 1000} s of starting "
+            raise RoostError(BUSY, f"job {job.id} died within {QUICK_DEATH_MS // 1000} s of starting "
                                      f"{deaths} times in a row; it is not started again (respawn with "
                                      "restart to try anyway)")
         if deaths:
             delay_ms = BACKOFF_BASE_MS * 2 ** (deaths - 1)
-            since = now_ms() - (job.record.get("endedAt") or 0)
+            since = self.clock.now_ms() - (job.record.get("endedAt") or 0)
             if since < delay_ms:
                 log.info("job %s died right after its start %d times: waiting %d ms", job.id, deaths, delay_ms - since)
-                gevent.sleep((delay_ms - since) / 1000.0)
+                self.clock.sleep((delay_ms - since) / 1000.0)
 
     # -- the keeper -----------------------------------------------------------
     def keeper_lost(self):

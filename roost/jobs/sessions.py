@@ -40,6 +40,7 @@ import uuid
 
 import gevent
 
+from roost import blocking
 from roost.errors import bad_request
 from roost.jobs import processes
 
@@ -184,8 +185,7 @@ class SessionFinder:
         again = True
         while again:
             try:
-                found = gevent.get_hub().threadpool.apply(
-                    find, (job.launch["sessionFrom"], job.id, job.job_dir))
+                found = blocking.call(find, job.launch["sessionFrom"], job.id, job.job_dir)
             except Exception:
                 log.exception("job %s: its session could not be looked for", job.id)
                 found = None

@@ -25,7 +25,7 @@ import os
 import gevent
 
 from roost import codec
-from roost.jobs.record import now_ms
+from roost.clock import now_ms
 from roost.unix.files import open_own, open_own_for_reading
 
 log = logging.getLogger(__name__)

@@ -15,10 +15,11 @@ import logging
 import os
 
 from roost import store
+from roost.keeper import admission
 
 log = logging.getLogger(__name__)
 
-DIRECTORY = "private"
+DIRECTORY = admission.PRIVATE      # the keeper's secret is kept there too
 VERSION = 1
 
 

@@ -12,7 +12,7 @@ as does the run's end or a new start.
 
 import gevent
 
-from roost.jobs.record import now_ms
+from roost.clock import now_ms
 
 UNREAD_AFTER_MS = 60_000
 

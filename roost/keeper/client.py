@@ -23,7 +23,9 @@ import gevent
 import gevent.event
 import gevent.lock
 
+from roost import job_identity
 from roost.framing import LineTooLong, MessageReader, encode_line
+from roost.keeper import admission
 from roost.keeper import wire as keeper_wire
 from roost.unix import private_socket
 from roost.unix.fds import close_all
@@ -33,10 +35,8 @@ log = logging.getLogger(__name__)
 _RECV_FDS_ROOM = socket.CMSG_SPACE(253 * array.array("i").itemsize)
 START_TIMEOUT = 10.0
 CALL_TIMEOUT = 30.0
-# What a keeper must not inherit from the daemon's environment: a daemon started from
-# inside a job would otherwise pass that job's identity on.
-_IDENTITY = ("ROOST_JOB_ID", "ROOST_JOB_TOKEN", "ROOST_JOB_DIR", "ROOST_JOB_PERSON", "PI_JOB_ID", "PI_JOB_TOKEN",
-             "PI_DAEMON_SOCK", "PI_JOB_DIR")
+# The first version that serves only the daemon (admission.py); an older one is retired.
+ADMITS_ONLY_ITS_DAEMON = 3
 
 
 class Pty(collections.namedtuple("Pty", "pid master carry")):
@@ -77,6 +77,7 @@ class KeeperClient:
         self._reader = None
         self._closing = False
         self._process = None            # the Popen of a keeper this daemon started
+        self.retiring = False           # an older keeper told to leave once its jobs end
 
     # -- connecting -----------------------------------------------------------
     @property
@@ -109,8 +110,28 @@ class KeeperClient:
     def _hello(self):
         if not self._try_connect():
             self._start_keeper()
-        answer, _ = self._call({"op": "hello", "version": keeper_wire.VERSION})
+        secret = admission.read_secret(self.home)
+        if secret is None:
+            self.close()
+            raise KeeperError(f"a keeper runs but {admission.secret_path(self.home)} is gone: this daemon cannot "
+                              "prove itself to it (stop that keeper to start a new one)")
+        answer, _ = self._call({"op": "hello", "version": keeper_wire.VERSION, "secret": secret})
         return answer
+
+    def _retire_if_older(self):
+        """An older keeper serves any process of the user: its jobs are adopted (an
+        upgrade loses none: `fds` comes first), and it is asked to leave once none of
+        them runs, so the next spawn after that starts a keeper that serves this daemon
+        alone. Until then new jobs start on it, as they did before the upgrade."""
+        if isinstance(self.version, int) and self.version >= ADMITS_ONLY_ITS_DAEMON:
+            return
+        log.warning("keeper %s speaks wire version %s and serves any process of this user: it leaves once its "
+                    "jobs end and a keeper that serves only the daemon takes over", self.keeper_pid, self.version)
+        self.retiring = True
+        try:
+            self._call({"op": "bye"}, timeout=5)
+        except KeeperError as error:
+            log.warning("bye to the older keeper: %s", error)
 
     def _try_connect(self):
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -132,28 +153,38 @@ class KeeperClient:
     def _attach(self, sock):
         self.sock = sock
         self._closing = False
+        self.retiring = False
         self._reader = gevent.spawn(self._read_loop, sock)
 
     def _start_keeper(self):
         from roost.bundle.userenv import detached_environ, roost_command
 
-        environ = detached_environ()
-        for name in _IDENTITY:
-            environ.pop(name, None)
+        # A keeper never inherits the daemon's job identity: a daemon started from inside
+        # a job would otherwise pass that job's on.
+        environ = job_identity.without(detached_environ())
         environ["ROOST_HOME"] = self.home
+        secret = admission.ensure_secret(self.home)
         if not getattr(sys, "frozen", False):
             # From source the keeper must import the same roost as this daemon, whatever
             # directory the daemon was started from.
             here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
             environ["PYTHONPATH"] = os.pathsep.join(filter(None, [here, environ.get("PYTHONPATH")]))
         log_fd = os.open(os.path.join(self.home, "keeper.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        secret_read, secret_write = os.pipe2(os.O_CLOEXEC)
         try:
-            with open(os.devnull, "rb") as null_in:
-                self._process = subprocess.Popen(roost_command() + ["keeper", "--home", self.home],
-                                                 stdin=null_in, stdout=log_fd, stderr=log_fd, cwd="/",
-                                                 start_new_session=True, env=environ, close_fds=True)
+            # The secret goes down a pipe, never in argv or the environment (readable by
+            # other processes of the user); a pipe's buffer holds it whole at once.
+            os.write(secret_write, secret.encode("ascii") + b"\n")
+            os.close(secret_write)
+            secret_write = None
+            self._process = subprocess.Popen(roost_command() + ["keeper", "--home", self.home],
+                                             stdin=secret_read, stdout=log_fd, stderr=log_fd, cwd="/",
+                                             start_new_session=True, env=environ, close_fds=True)
         finally:
             os.close(log_fd)
+            os.close(secret_read)
+            if secret_write is not None:
+                os.close(secret_write)
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
             if self._try_connect():
@@ -207,8 +238,16 @@ class KeeperClient:
         """Pty(pid, master, carry) of a new job on its own pty; KeeperError says why not.
         `carry`: its carry pipe (read end, write end), or None from a keeper before 2."""
         self.ensure()
-        answer, fds = self._call({"op": "spawn", "job": job, "argv": argv, "env": env, "cwd": cwd,
-                                  "rows": rows, "cols": cols, "umask": self.user_umask, "carry": True})
+        request = {"op": "spawn", "job": job, "argv": argv, "env": env, "cwd": cwd, "rows": rows, "cols": cols,
+                   "umask": self.user_umask, "carry": True}
+        try:
+            answer, fds = self._call(request)
+        except KeeperLost:
+            if not self.retiring:
+                raise
+            # The older keeper left between our ensure and its answer: start the new one.
+            self.ensure()
+            answer, fds = self._call(request)
         wanted = 3 if answer.get("carry") else 1
         if len(fds) != wanted:
             close_all(fds)
@@ -219,6 +258,7 @@ class KeeperClient:
         """[(info, Pty)] for every job the keeper holds: info {job, pid, exited}."""
         self.ensure()
         answer, fds = self._call({"op": "fds", "carry": True})
+        self._retire_if_older()
         jobs = answer.get("jobs") or []
         if len(fds) != sum(3 if item.get("carry") else 1 for item in jobs):
             close_all(fds)
@@ -285,7 +325,9 @@ class KeeperClient:
             if self.sock is sock:
                 self.sock = None
                 self._fail_waiting(KeeperLost("the keeper closed the connection"))
-                if not self._closing:
+                if self.retiring and not self._closing:
+                    log.info("the older keeper left: the next spawn starts a new one")
+                elif not self._closing:
                     log.error("the connection to the keeper was lost")
                     for listener in list(self.lost_listeners):
                         gevent.spawn(listener)

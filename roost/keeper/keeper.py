@@ -9,11 +9,12 @@ agents and everything they leave behind, writes each job's exit status into the 
 directory (`exit.json`), and passes master fds to the daemon over `keeper.sock` with
 SCM_RIGHTS.
 
-The wire: JSON lines on a unix stream socket (0600, peer uid checked). Requests carry
-`id` and `op`; answers `{"id", "ok", ...}`; a message that carries fds says how many
-(`"fds": n`) and they travel with its bytes, in order. Pushed: `{"event": "exited", ...}`.
+The wire: JSON lines on a unix stream socket (0600), served to the daemon alone
+(admission.py: its pid by SO_PEERCRED, then the secret in its hello; version 3). Requests
+carry `id` and `op`; answers `{"id", "ok", ...}`; a message that carries fds says how
+many (`"fds": n`) and they travel with its bytes, in order. Pushed: `{"event": "exited", ...}`.
 
-    hello   {version}                              -> {version, pid, jobs}
+    hello   {version, secret}                      -> {version, pid, jobs}  (first, or refused and closed)
     spawn   {job, argv, env, cwd, rows, cols, umask, carry?} -> {pid, carry?} + the master fd
     fds     {carry?}                               -> {jobs: [{job, pid, exited, carry?}]} + its fds
     signal  {job, signal, group}                   -> {sent}
@@ -37,7 +38,9 @@ import select
 import signal
 import time
 
+from roost.clock import now_ms
 from roost.framing import LineTooLong
+from roost.keeper import admission
 from roost.keeper.exit_record import exit_fields, write_json_atomic
 from roost.keeper.spawn import SpawnRefused, spawn_on_pty
 from roost.keeper.wire import VERSION, Peer, socket_path
@@ -78,8 +81,9 @@ class Refusal(Exception):
 
 
 class Keeper:
-    def __init__(self, home, linger=LINGER_S):
+    def __init__(self, home, secret, linger=LINGER_S):
         self.home = home
+        self.secret = secret  # what a daemon's hello must carry (admission.py)
         self.linger = linger
         self.idle_since = None
         self.told_unread = False
@@ -90,7 +94,6 @@ class Keeper:
         self.listener = None
         self.poller = select.poll()
         self.wakeup_read = None
-        self.uid = os.getuid()
 
     # -- start ----------------------------------------------------------------
     def bind(self):
@@ -179,13 +182,9 @@ class Keeper:
             except OSError as error:
                 log.error("accept failed: %s", error)
                 return
-            try:
-                uid = private_socket.peer_uid(sock)
-            except OSError:
-                sock.close()
-                continue
-            if uid != self.uid:
-                log.warning("refused a connection from uid %d", uid)
+            refused = admission.refused(sock, self.home)
+            if refused:
+                log.warning("refused a connection: %s", refused)
                 sock.close()
                 continue
             sock.setblocking(False)
@@ -210,11 +209,13 @@ class Keeper:
                     self.drop(peer)
                     return
                 for line in lines:
+                    if peer.closing:
+                        break
                     self.handle(peer, line)
         self._flush(peer)
 
     def _flush(self, peer):
-        if not peer.flush():
+        if not peer.flush() or peer.closing and not peer.outbox:
             self.drop(peer)
             return
         wanted = select.POLLIN | (select.POLLOUT if peer.outbox else 0)
@@ -231,6 +232,8 @@ class Keeper:
 
     def broadcast(self, message):
         for peer in list(self.peers.values()):
+            if not peer.proven:
+                continue
             peer.queue(message)
             self._flush(peer)
 
@@ -242,6 +245,8 @@ class Keeper:
             if not isinstance(request, dict):
                 raise Refusal("a request is a JSON object")
             request_id = request.get("id")
+            if not peer.proven:
+                self._admit(peer, request)
             handler = getattr(self, "op_" + str(request.get("op")), None)
             if handler is None:
                 raise Refusal(f"unknown op {request.get('op')!r}")
@@ -255,6 +260,16 @@ class Keeper:
         except Exception as error:   # one bad request never ends the keeper
             log.exception("request failed")
             peer.queue({"id": request_id, "ok": False, "error": f"keeper error: {error}"})
+        if not peer.proven:
+            peer.closing = True      # told why, then dropped: nothing more of it is read
+
+    def _admit(self, peer, request):
+        """A connection's first request must be a hello that proves the daemon."""
+        if request.get("op") != "hello" or not admission.proves(self.secret, request.get("secret")):
+            log.warning("refused a peer whose first request was not the daemon's hello (%s)",
+                        str(request.get("op"))[:32])
+            raise Refusal("this keeper serves only its daemon: the first request must be a hello with its secret")
+        peer.proven = True
 
     def op_hello(self, request):
         self.leaving = False     # a daemon (a new one) counts on us again
@@ -365,7 +380,7 @@ class Keeper:
             kept = self.by_pid.pop(pid, None)
             if kept is None:
                 continue   # an orphan reparented to us: nothing to record
-            kept.exited = dict(exit_fields(status), at=int(time.time() * 1000), pid=pid)
+            kept.exited = dict(exit_fields(status), at=now_ms(), pid=pid)
             log.info("job %s (pid %d) ended: %s", kept.job, pid, kept.exited)
             self._record_exit(kept)
             self.broadcast({"event": "exited", "job": kept.job, **kept.exited})

@@ -1,5 +1,7 @@
 """`roost keeper --home H [--linger SECONDS]`: the keeper's start (roost/keeper.py is the
-keeper itself). Standard library only."""
+keeper itself). Its secret (admission.py) comes on stdin, one line, from the daemon that
+starts it: never on its command line or in its environment, which other processes of
+the user may read. Standard library only."""
 
 import ctypes
 import logging
@@ -31,6 +33,16 @@ def _options(argv):
     return options
 
 
+def _read_secret(stream):
+    """The first line of stdin, or None when there is none that could be a secret."""
+    try:
+        line = stream.buffer.readline(256) if stream is not None else b""
+    except (OSError, ValueError, AttributeError):
+        return None
+    secret = line.decode("ascii", "replace").strip()
+    return secret if len(secret) >= 32 else None
+
+
 def main(argv):
     """`roost keeper --home H [--linger SECONDS]` (argv after the subcommand)."""
     options = _options(argv)
@@ -43,6 +55,10 @@ def main(argv):
         sys.stderr.write("usage: roost keeper --home DIR [--linger SECONDS]\n")
         return 2
     home = os.path.abspath(home)
+    secret = _read_secret(sys.stdin)
+    if secret is None:
+        sys.stderr.write("roost keeper: no secret on stdin (the daemon that starts a keeper passes one)\n")
+        return 2
     os.umask(0o077)
     os.chdir("/")   # hold no directory of the user's busy
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,
@@ -55,7 +71,7 @@ def main(argv):
         sys.stderr.write(f"roost keeper: another keeper serves {home}\n")
         return 1
     _set_subreaper()
-    keeper = Keeper(home, linger)
+    keeper = Keeper(home, secret, linger)
     keeper.install_signals()
     keeper.bind()
     log.info("keeper %d serving %s", os.getpid(), socket_path(home))

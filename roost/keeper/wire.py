@@ -9,7 +9,7 @@ import struct
 
 from roost.framing import MAX_LINE, LineReader, encode_line
 
-VERSION = 2        # 2: carry pipes (roost.keeper.keeper)
+VERSION = 3        # 2: carry pipes (roost.keeper.keeper); 3: only the daemon is served (admission.py)
 SOCKET_NAME = "keeper.sock"
 # SCM_MAX_FD is 253 on Linux: larger batches of fds go in several sendmsg calls.
 FDS_PER_SENDMSG = 200
@@ -29,11 +29,13 @@ def socket_path(home, env=None):
 
 
 class Peer:
-    """One connection (a daemon). Non-blocking: a daemon that stops reading never stalls
+    """One connection (the daemon, once its hello proves it). Non-blocking: a daemon that stops reading never stalls
     the keeper's reaping."""
 
     def __init__(self, sock):
         self.sock = sock
+        self.proven = False       # its hello carried the secret (admission.py)
+        self.closing = False      # refused: dropped once its refusal is sent
         self.inbox = LineReader(MAX_LINE)
         self.outbox = []          # [bytes, [fds]]: fds travel with the first byte sent
 

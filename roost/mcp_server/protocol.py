@@ -21,7 +21,7 @@ import json
 import os
 import sys
 
-from roost import __version__
+from roost import __version__, job_identity
 from roost.framing import MAX_LINE, LineReader, LineTooLong
 from roost.mcp_server import tools
 
@@ -48,19 +48,12 @@ class RpcError(Exception):
         self.data = data
 
 
-def job_identity(env):
-    """(job id, token) from the job's environment, under the new names or the older ones."""
-    job_id = env.get("ROOST_JOB_ID") or env.get("PI_JOB_ID")
-    token = env.get("ROOST_JOB_TOKEN") or env.get("PI_JOB_TOKEN")
-    return (job_id, token) if job_id and token else None
-
-
 class Session:
     """One client's conversation: what it was told at `initialize`, and each request."""
 
     def __init__(self, env):
         self.env = env
-        self.identity = job_identity(env)
+        self.identity = job_identity.job_identity(env)
         self.initialized = False
         self.tools = {tool.name: tool for tool in tools.tools_for()}
 

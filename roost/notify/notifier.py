@@ -9,7 +9,8 @@ waiting in a pause between two prints calls no one. Routing by attention: nothin
 to the desktop for a job a person is attached to, or has selected in a hub whose
 terminal has the focus (`notify {action: "focus"}`). A question still unanswered after
 `reminderMinutes` (default 15; 0 or null: never) is told once more, marked as a
-reminder.
+reminder; so is one a person put off ("Not now" on a page of `roost web`:
+`notify {action: "later"}`), when the time they chose has passed.
 
 roost.json:
 
@@ -19,7 +20,7 @@ roost.json:
 """
 
 import logging
-import time
+from urllib.parse import quote
 
 import gevent
 
@@ -72,10 +73,12 @@ class Settings:
 
 
 class Notifier:
-    def __init__(self, config, push, attached, board_task):
+    def __init__(self, config, push, attached, board_task, clock):
         """`push(message)` to the subscribed hubs; `attached(job_id)`: a person is in
-        that job's terminal; `board_task(task_id)`: the board's task, or None."""
+        that job's terminal; `board_task(task_id)`: the board's task, or None; `clock`
+        (roost.clock): when a wait has settled and when a reminder is due."""
         self._config = config
+        self._clock = clock
         self._push = push
         self._attached = attached
         self._board_task = board_task
@@ -122,7 +125,7 @@ class Notifier:
         self._cancel(job_id)
         # Told once the wait has held a moment: a screen judged waiting between two
         # prints (a pause in the output) is no wait to call anyone for.
-        self._timers[job_id] = gevent.spawn_later(SETTLE_S, self._tell, job_id, wait)
+        self._timers[job_id] = self._clock.call_later(SETTLE_S, self._tell, job_id, wait)
 
     def _tell(self, job_id, wait):
         self._timers.pop(job_id, None)
@@ -135,7 +138,7 @@ class Notifier:
             return
         self.send(self.note(kind, row), settings)
         if kind == "question" and settings.reminder_s:
-            self._timers[job_id] = gevent.spawn_later(settings.reminder_s, self._remind, job_id, wait)
+            self._timers[job_id] = self._clock.call_later(settings.reminder_s, self._remind, job_id, wait)
 
     def removed(self, row):
         self._waits.pop(row["id"], None)
@@ -148,7 +151,7 @@ class Notifier:
         if event.get("kind") == "keeper" and event.get("lost"):
             self.send({"kind": "security", "id": None, "name": "roost", "title": "roost: the keeper died unasked",
                        "body": mask(first_line(event.get("text"))), "waitingFor": None,
-                       "at": int(time.time() * 1000), "reminder": False}, self.settings())
+                       "at": self._clock.now_ms(), "reminder": False}, self.settings())
             return
         if event.get("kind") != "task" or event.get("why") != "stage" or event.get("task") is None:
             return
@@ -167,12 +170,26 @@ class Notifier:
                    "summary": f"#{task['id']} {task.get('title') or ''}: {workspace.get('note') or 'review'}"}
             self.send(self.note("review", row, task=task["id"]), settings)
 
+    def later(self, row, seconds):
+        """Not now (a page of `roost web`): the row's wait is told again in `seconds`, as a
+        reminder, whatever `reminderMinutes` says; None when it waits for nothing."""
+        kind = need(row)
+        if kind is None:
+            return None
+        job_id = row["id"]
+        wait = (kind, row.get("stateSince"))
+        self._waits[job_id] = wait
+        self._latest[job_id] = row
+        self._cancel(job_id)
+        self._timers[job_id] = self._clock.call_later(seconds, self._remind, job_id, wait)
+        return self._clock.now_ms() + int(seconds * 1000)
+
     def _remind(self, job_id, wait):
         self._timers.pop(job_id, None)
         row = self._latest.get(job_id)
         if self._waits.get(job_id) != wait or row is None:
             return
-        self.send(self.note("question", row, reminder=True), self.settings())
+        self.send(self.note(wait[0], row, reminder=True), self.settings())
 
     def _cancel(self, job_id):
         timer = self._timers.pop(job_id, None)
@@ -196,10 +213,22 @@ class Notifier:
         title = f"roost: {name} {SAYS[kind]}" + (" (still waiting)" if reminder else "")
         note = {"kind": kind, "id": row.get("id"), "name": mask(name), "title": mask(title),
                 "body": mask(first_line(what)), "waitingFor": row.get("waitingFor"),
-                "at": int(time.time() * 1000), "reminder": reminder}
+                "at": self._clock.now_ms(), "reminder": reminder}
         if task is not None:
             note["task"] = task
+        page = self.page_url()
+        if page and row.get("id"):
+            note["url"] = f"{page}/#job={quote(str(row['id']), safe='')}"
         return note
+
+    def page_url(self):
+        """Where people open `roost web`'s page (roost.json's `web.url`, else its
+        `behindProxy`): a notification links to its job there."""
+        web = self._config.get("web")
+        if not isinstance(web, dict):
+            return None
+        url = web.get("url") or web.get("behindProxy")
+        return url.rstrip("/") if isinstance(url, str) and url.startswith(("https://", "http://")) else None
 
     def send(self, note, settings, wait=False):
         """To each sink the settings name; with `wait`, [(sink, ok, why not)] once done."""
@@ -228,7 +257,7 @@ class Notifier:
         """`roost notify test`: one notification to each sink the settings name."""
         note = {"kind": "test", "id": None, "name": "roost", "title": "roost: a test notification",
                 "body": "roost notify test: this sink works", "waitingFor": None,
-                "at": int(time.time() * 1000), "reminder": False}
+                "at": self._clock.now_ms(), "reminder": False}
         return self.send(note, self.settings(), wait=True)
 
 

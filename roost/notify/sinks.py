@@ -36,7 +36,9 @@ def desktop(note, env=None):
     if not session_bus(env):
         return False, "no session bus (DBUS_SESSION_BUS_ADDRESS)"
     urgency = "critical" if note["kind"] in ("question", "dialog") else "normal"
-    argv = ["notify-send", "--app-name=roost", f"--urgency={urgency}", note["title"], note["body"]]
+    # `--`: a title or body that starts with "-" (a session's name, an agent's words) is
+    # text, never an option of notify-send's
+    argv = ["notify-send", "--app-name=roost", f"--urgency={urgency}", "--", note["title"], note["body"]]
     return _run(argv, None, env)
 
 

@@ -12,13 +12,14 @@ fails closed: an op without a row here is refused to every caller, and an op tha
 not name In a job in its row is refused to it.
 """
 
-from roost.errors import RoostError
+from roost.errors import BAD_REQUEST, UNAUTHORIZED, RoostError
 
 PERSON = "person"
 UNREGISTERED = "unregistered"
 SESSION = "session"
 CONCIERGE = "concierge"
 IN_JOB = "in a job"
+EVERYONE = (PERSON, UNREGISTERED, SESSION, CONCIERGE, IN_JOB)
 
 # A row allows In a job only when it says so (None): rows that do not name it refuse it.
 _IN_JOB_REFUSED = "unauthorized"
@@ -84,6 +85,9 @@ REFUSED = {
     "attach": _PERSON_ONLY,
     "attach-input": _PERSON_ONLY,
     "attach-resize": _PERSON_ONLY,
+    # roost's own (issue 30): a job's screen as rows, watched by `roost web`'s pages.
+    "screen": _PERSON_ONLY,
+    "screen-stop": _PERSON_ONLY,
     "detach": _PERSON_ONLY,
     # roost's own: the agent profiles (read by anyone), and the check of their agents
     # (it runs each agent's version command: a person's).
@@ -123,10 +127,14 @@ _WHO = {PERSON: "a person's connection", UNREGISTERED: "an agent's connection be
         IN_JOB: "a process inside a job"}
 
 
-def _refusal(rule, caller):
+def refusal(rule, caller):
+    """The code `rule` refuses `caller` with, or None when it may call."""
     if caller == IN_JOB:
         return rule.get(IN_JOB, _IN_JOB_REFUSED)
     return rule.get(caller)
+
+
+_refusal = refusal
 
 
 def _refused(code, what, caller, inside):
@@ -144,7 +152,7 @@ def check(op_name, caller, args=None, inside=None):
     for In a job, which job (its text names it)."""
     rule = REFUSED.get(op_name)
     if rule is None:
-        raise RoostError("unauthorized", f"{op_name} has no rule for who may call it: refused")
+        raise RoostError(UNAUTHORIZED, f"{op_name} has no rule for who may call it: refused")
     code = _refusal(rule, caller)
     if code is not None:
         raise _refused(code, op_name, caller, inside)
@@ -154,7 +162,7 @@ def check(op_name, caller, args=None, inside=None):
     action = (args or {}).get("action")
     rule = actions.get(action) if isinstance(action, str) else None
     if rule is None:
-        raise RoostError("bad_request", f"{op_name} takes an action: one of {', '.join(sorted(actions))}")
+        raise RoostError(BAD_REQUEST, f"{op_name} takes an action: one of {', '.join(sorted(actions))}")
     code = _refusal(rule, caller)
     if code is not None:
         raise _refused(code, f"{op_name} {action}", caller, inside)
@@ -164,9 +172,8 @@ def _free_to_call():
     """(op, caller) pairs the table lets through whatever the args: the ops without
     actions, for each caller their row does not refuse. Made once from the table, so
     `allowed` answers a request with one set lookup."""
-    everyone = (PERSON, UNREGISTERED, SESSION, CONCIERGE, IN_JOB)
     return frozenset((op_name, caller) for op_name, rule in REFUSED.items() if op_name not in ACTIONS
-                     for caller in everyone if _refusal(rule, caller) is None)
+                     for caller in EVERYONE if _refusal(rule, caller) is None)
 
 
 FREE = _free_to_call()

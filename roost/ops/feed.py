@@ -2,27 +2,28 @@
 the CLI's (a session's connection is refused; the concierge's is not), and `subscribe`,
 which makes a hub's connection one that gets pushes (roost.events.subscribers)."""
 
-from roost.errors import RoostError, bad_request
+from roost.contract import Integer, ListOf, Text
+from roost.errors import RoostError
 from roost.events.feed import KEEP
-from roost.ops import args as read
 from roost.ops import op
+from roost.ops.shapes import ROOST_EVENT
 
 DEFAULT_LIMIT = 100
 
 
-@op("events", quick=True)
+@op("events", quick=True, args={
+    "after": Integer("The seq last seen: the events after it, oldest first.", default=None),
+    "limit": Integer(f"At most this many (at most {KEEP}); without `after`: the newest {DEFAULT_LIMIT}.", minimum=0,
+                     default=None),
+    "id": Text("Only the events about this job or caused by it (an id, prefix or name; a removed job's full id).",
+               min_length=1, default=None),
+}, result={"events": ListOf(ROOST_EVENT), "cursor": Integer("The last seq given (give it as `after` next).")})
 def events(call):
-    after = read.number(call.args, "after", default=None)
-    limit = read.number(call.args, "limit", default=None)
-    if limit is not None and (limit < 0 or limit != int(limit)):
-        raise bad_request("limit must be a whole number, 0 or more")
-    if after is not None and after != int(after):
-        raise bad_request("after must be a seq, a whole number")
-    limit = min(int(limit), KEEP) if limit is not None else (None if after is not None else DEFAULT_LIMIT)
-    job_id = read.text(call.args, "id", default=None, min_length=1)
+    after, limit, job_id = call.args["after"], call.args["limit"], call.args["id"]
+    limit = min(limit, KEEP) if limit is not None else (None if after is not None else DEFAULT_LIMIT)
     if job_id is not None:
         job_id = _job_id(call.services.jobs, job_id)
-    found, cursor = call.services.feed.read(int(after) if after is not None else None, limit, job_id)
+    found, cursor = call.services.feed.read(after, limit, job_id)
     return {"events": found, "cursor": cursor}
 
 
@@ -35,7 +36,7 @@ def _job_id(jobs, query):
         return query
 
 
-@op("subscribe")
+@op("subscribe", args={}, result={})
 def subscribe(call):
     call.services.subscribers.add(call.session)
     return {}

@@ -50,8 +50,9 @@ def check_keeper(keeper):
         return _check("keeper", PROBLEM, f"the keeper (pid {pid}) is gone")
     if keeper.version != keeper_wire.VERSION:
         return _check("keeper", OK, f"running (pid {pid}), an older keeper speaking wire version {keeper.version} "
-                                    f"(this daemon's: {keeper_wire.VERSION}); a new one starts once it "
-                                    "holds no job")
+                                    f"(this daemon's: {keeper_wire.VERSION}) that serves any process of yours, "
+                                    "not only the daemon; it leaves once none of its jobs runs, and the next "
+                                    "serves only the daemon")
     return _check("keeper", OK, f"running (pid {pid}), wire version {keeper.version}")
 
 

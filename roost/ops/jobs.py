@@ -3,24 +3,35 @@ rename, reorder and reply. Each reads its arguments and calls the job registry
 (`call.services.jobs`), the runner or the reply desk; every answer comes after its
 effect is on disk."""
 
-from roost.errors import RoostError, bad_request, not_found
+from roost.clock import now_ms
+from roost.contract import Choice, Flag, ListOf, Shape, Text
+from roost.errors import (BAD_REQUEST, BUSY, CONFLICT, FULL, INTERNAL, NOT_FOUND, UNSUPPORTED, RoostError, bad_request,
+                          not_found)
 from roost.jobs import launch as launching
-from roost.jobs.record import now_ms
-from roost.ops import args as read
+from roost.jobs.launch_args import DISPATCH_ARGS, REQUEST_ID
 from roost.ops import op
+from roost.ops.shapes import JOB_AND_NAME, JOB_ROW
+from roost.rows import order_key
 
 # `list` without `all`: live jobs, pinned ones, and those that ended in the last day.
 RECENT_MS = 24 * 60 * 60 * 1000
 
+JOB = Text("A job's id, unique id prefix or unique name.", min_length=1)
+# Finding the job `id` names (the registry's resolve), stopping a job (the runner's
+# stop) and starting one (its start and wake).
+FINDS = (BAD_REQUEST, NOT_FOUND)
+STOPS = (BUSY, CONFLICT)
+STARTS = (BAD_REQUEST, BUSY, CONFLICT, INTERNAL)
 
-def _job(call, name="id"):
-    return call.services.jobs.resolve(read.text(call.args, name, min_length=1))
+
+def _job(call):
+    return call.services.jobs.resolve(call.args["id"])
 
 
-@op("dispatch")
+@op("dispatch", args=DISPATCH_ARGS, result=JOB_AND_NAME, codes=(UNSUPPORTED,) + STARTS)
 def dispatch(call):
     # The callers' table lets only the person dispatch (never a job's process).
-    return call.services.launcher.launch(call.args, launching.request_id(call.args), by_person=True)
+    return call.services.launcher.launch(call.args, call.args["requestId"], by_person=True)
 
 
 def _listed(job, now):
@@ -36,40 +47,40 @@ def _in_dir(job, directory):
 
 
 def sort_key(job):
-    """Pinned first (AV-K7), then the user's order (AV-K13), then oldest first."""
-    record = job.record
-    order = record.get("order")
-    return (not record.get("pinned"), order is None, order or 0, record.get("createdAt") or record.get("startedAt") or 0)
+    """roost.rows' order, of the job's record."""
+    return order_key(job.record)
 
 
-@op("list")
+@op("list", args={"all": Flag("Every job on record, the concierge's too (its row says `role`).", default=False),
+                  "cwd": Text("Only the jobs working in this directory or below it.", default=None)},
+    result={"jobs": ListOf(JOB_ROW)})
 def list_jobs(call):
     registry = call.services.jobs
-    everything = read.flag(call.args, "all")
-    directory = read.text(call.args, "cwd", default=None)
+    everything = call.args["all"]
+    directory = call.args["cwd"]
     now = now_ms()
+    # M44: the concierge's job is the hub's status line, not a session: only `all` lists it.
     jobs = [job for job in registry.all()
             if job.state is not None     # not until its start is recorded
-            and job.record.get("role") != "concierge"     # M44: the hub shows its status line instead
-            and (everything or _listed(job, now)) and (directory is None or _in_dir(job, directory))]
+            and (everything or (job.record.get("role") != "concierge" and _listed(job, now)))
+            and (directory is None or _in_dir(job, directory))]
     jobs.sort(key=sort_key)
     return {"jobs": [call.services.with_parent_open(job.row()) for job in jobs]}
 
 
-@op("resolve", quick=True)
+@op("resolve", quick=True, args={"query": JOB}, result={"id": Text()}, codes=FINDS)
 def resolve(call):
-    query = read.text(call.args, "query", min_length=1)
-    return {"id": call.services.jobs.resolve(query).id}
+    return {"id": call.services.jobs.resolve(call.args["query"]).id}
 
 
-@op("stop")
+@op("stop", args={"id": JOB}, result={"id": Text()}, codes=FINDS + STOPS)
 def stop(call):
     job = _job(call)
     call.services.runner.stop(job)
     return {"id": job.id}
 
 
-@op("rm")
+@op("rm", args={"id": JOB}, result={"id": Text()}, codes=FINDS + STOPS)
 def rm(call):
     services = call.services
     job = _job(call)
@@ -80,20 +91,27 @@ def rm(call):
     return {"id": job.id}
 
 
-@op("respawn")
+@op("respawn", args={
+    "id": JOB.but(default=None, doc="Required unless `all`."),
+    "all": Flag("Every job that ended without finishing (stopped, reaped or failed); with `restart` the live "
+                "ones too.", default=False),
+    "restart": Flag("Also a live one: stopped and started again (the crash-loop hold lifted).", default=False),
+    "prompt": Text("A reply queued for each job started.", typed="prompt", default=None),
+}, result={"results": ListOf(Shape({"id": Text(), "started": Flag(), "error": Text(optional=True)}))},
+    codes=FINDS)
 def respawn(call):
     """Start an ended job again (the profile's resume argv when it has one); `restart`
     also restarts a live one and lifts the crash-loop hold. `all`: every job that ended
     without finishing (stopped, reaped or failed), and with `restart` the live ones."""
     services = call.services
     registry, runner = services.jobs, services.runner
-    restart = read.flag(call.args, "restart")
-    prompt = read.text(call.args, "prompt", default=None, typed="prompt")
-    if read.flag(call.args, "all"):
+    restart = call.args["restart"]
+    prompt = call.args["prompt"]
+    if call.args["all"]:
         targets = [job for job in sorted(registry.all(), key=sort_key)
                    if (job.state in ("stopped", "failed") and not job.running) or (restart and job.running)]
     else:
-        if not call.args.get("id"):
+        if call.args["id"] is None:
             raise bad_request("id is required unless all is true")
         targets = [_job(call)]
     results = []
@@ -114,31 +132,32 @@ def respawn(call):
     return {"results": results}
 
 
-@op("pin")
+@op("pin", args={"id": JOB, "pinned": Flag("AV-K7: listed first and never reaped.")},
+    result={"id": Text(), "pinned": Flag()}, codes=FINDS + (CONFLICT,))
 def pin(call):
     job = _job(call)
-    pinned = read.flag(call.args, "pinned", default=None)
-    if pinned is None:
-        raise bad_request("pinned is required")
+    pinned = call.args["pinned"]
     call.services.jobs.change(job, pinned=pinned)
     return {"id": job.id, "pinned": pinned}
 
 
-@op("rename")
+@op("rename", args={"id": JOB, "name": Text("Spaces folded; cut at 200 characters.", min_length=1, trim=True)},
+    result=JOB_AND_NAME, codes=FINDS + (CONFLICT,))
 def rename(call):
     job = _job(call)
-    name = launching.fold_name(read.text(call.args, "name", min_length=1, trim=True))
+    name = launching.fold_name(call.args["name"])
     call.services.jobs.change(job, name=launching.check_name(name))
     return {"id": job.id, "name": job.name}
 
 
-@op("reorder")
+@op("reorder", args={"ids": ListOf(Text()), "key": Text("The section: a state group or `dir:<cwd>`.", min_length=1)},
+    result={}, codes=(NOT_FOUND, CONFLICT))
 def reorder(call):
     """AV-K13: these jobs, in this order, within the section `key`; the rest of that
     section keeps its place (the moved ones go where the first of them was)."""
     registry = call.services.jobs
-    ids = read.strings(call.args, "ids")
-    key = read.text(call.args, "key", min_length=1)
+    ids = call.args["ids"]
+    key = call.args["key"]
     moved = []
     for job_id in ids:
         job = registry.get(job_id)
@@ -159,10 +178,21 @@ def reorder(call):
     return {}
 
 
-@op("reply")
+@op("reply", args={
+    "id": JOB,
+    "text": Text(min_length=1, trim=True, typed="reply text"),
+    "mode": Choice(("steer", "followUp"), "M28: \"steer\" joins the work under way, after its current tool "
+                   "calls; \"followUp\" waits until it is done.", default="followUp"),
+    "requestId": REQUEST_ID,
+}, result={
+    "delivered": Flag("Handed to the live agent (typed, or sent to a protocol agent)."),
+    "saved": Flag("Kept for its next start, or until the agent acks it."),
+    "stopped": Flag("A `/stop`: the job was stopped instead.", optional=True),
+    "respawned": Flag("An ended job was started again for it.", optional=True),
+    "error": Text("Why it could not be started again.", optional=True),
+    "duplicate": Flag("M36: a resend of a reply taken already.", optional=True),
+}, codes=FINDS + (UNSUPPORTED, FULL) + STOPS + STARTS)
 def reply(call):
     job = _job(call)
-    text = read.text(call.args, "text", min_length=1, trim=True, typed="reply text")
-    mode = read.choice(call.args, "mode", ("steer", "followUp"), default="followUp")
-    request_id = launching.request_id(call.args)
-    return call.services.replies.reply(job, text, mode, request_id)
+    args = call.args
+    return call.services.replies.reply(job, args["text"], args["mode"], args["requestId"])

@@ -3,13 +3,22 @@ groups (one provider, resets close together), and `limit-resume`, a job's resume
 its reset turned off or back on (roost's own ops, a person's: `roost limits`).
 """
 
-from roost.errors import bad_request
+from roost.contract import Flag, ListOf, Number, Shape, Text
+from roost.errors import CONFLICT
 from roost.jobs import limits
-from roost.ops import args as read
 from roost.ops import op
+from roost.ops.jobs import FINDS, JOB
+
+LIMITED_JOB = Shape({
+    "id": Text(), "name": Text(), "resetsAt": Number(nullable=True),
+    "resume": Flag("It will be resumed at the reset."), "resumeText": Text("What it is told then.", nullable=True),
+    "resumeAt": Number(nullable=True), "resumed": Flag("Resumed already for this limit."),
+    "why": Text("Why it will not be resumed.", nullable=True),
+})
+LIMIT_GROUP = Shape({"provider": Text(nullable=True), "resetsAt": Number(nullable=True), "jobs": ListOf(LIMITED_JOB)})
 
 
-@op("limits")
+@op("limits", args={}, result={"groups": ListOf(LIMIT_GROUP, "One provider's jobs whose resets are close together.")})
 def limits_op(call):
     services = call.services
     resumer = services.limit_resumes
@@ -26,12 +35,11 @@ def limits_op(call):
     return {"groups": shown}
 
 
-@op("limit-resume")
+@op("limit-resume", args={"id": JOB, "resume": Flag("true: resume it at its limit's reset; false: never.")},
+    result={"id": Text(), "resume": Flag()}, codes=FINDS + (CONFLICT,))
 def limit_resume(call):
-    job = call.services.jobs.resolve(read.text(call.args, "id", min_length=1))
-    resume = read.flag(call.args, "resume", default=None)
-    if resume is None:
-        raise bad_request("resume is required (true: resume it at its limit's reset; false: never)")
+    job = call.services.jobs.resolve(call.args["id"])
+    resume = call.args["resume"]
     # None, not True: the profile's and roost.json's settings decide again.
     call.services.jobs.change(job, limitResume=None if resume else False)
     call.services.limit_resumes.changed()

@@ -3,7 +3,7 @@
 import os
 
 from roost import PROTOCOL_VERSION, __version__, store
-from roost.ops import args as read
+from roost.contract import Choice, Flag, Integer, ListOf, Number, Shape, Text
 from roost.ops import callers, op
 
 # hello's answer: the daemon's capabilities, in the spec's order.
@@ -26,12 +26,20 @@ def _forgot_pid():
 os.register_at_fork(after_in_child=_forgot_pid)
 
 
-@op("ping", quick=True)
+@op("ping", quick=True, args={}, result={"pid": Integer(), "version": Text()})
 def ping(call):
     return {"pid": _pid, "version": __version__}
 
 
-@op("status", quick=True)
+DAEMON_STATUS = Shape({
+    "pid": Integer(), "version": Text(), "socketDir": Text(), "liveJobs": Integer(), "totalJobs": Integer(),
+    "ptyError": Text("Why no job can start now (the keeper is out of reach), or null.", nullable=True),
+    "startedAt": Number(), "home": Text("roost's own: the daemon's home."),
+    "corruptFiles": ListOf(Text(), "roost's own: state files it could not read and set aside."),
+}, name="DaemonStatus")
+
+
+@op("status", quick=True, args={}, result=DAEMON_STATUS)
 def status(call):
     services = call.services
     counts = services.jobs.counts()
@@ -48,21 +56,31 @@ def status(call):
     }
 
 
-@op("hello", quick=True)
+HELLO_ARGS = Shape({
+    "protocol": Integer("The highest protocol version the agent speaks.", minimum=1, default=1),
+    "agent": Shape({"name": Text(), "version": Text(default=None)}, prefix="agent.", open=True, default=None),
+    "capabilities": ListOf(Text(), "What the agent can do; unknown ones are ignored (and what is not a string).",
+                           drop_others=True, default=[]),
+}, name="HelloArgs", doc="M31: an agent says which protocol and capabilities it has, before it reports.")
+HELLO_RESULT = Shape({
+    "protocol": Integer(),
+    "daemon": Shape({"name": Choice(("roost",)), "version": Text()}),
+    "capabilities": ListOf(Choice(DAEMON_CAPABILITIES), "What the daemon offers agents."),
+}, name="HelloResult")
+
+
+@op("hello", quick=True, args=HELLO_ARGS, result=HELLO_RESULT)
 def hello(call):
-    version = read.integer(call.args, "protocol", default=1, minimum=1)
-    agent = call.args.get("agent")
-    named = call.args.get("capabilities")
-    capabilities = []
-    if isinstance(named, list):
-        # Unknown capabilities and what is not a string are ignored (HelloArgs).
-        capabilities = [item for item in named if isinstance(item, str) and item in AGENT_CAPABILITIES]
+    version = call.args["protocol"]
+    agent = call.args["agent"]
+    # Unknown capabilities are ignored (HelloArgs).
+    capabilities = [item for item in call.args["capabilities"] if item in AGENT_CAPABILITIES]
     session = call.session
     if session.caller in (callers.PERSON, callers.IN_JOB):
         session.identify(callers.UNREGISTERED)
     session.hello = {
         "protocol": version,
-        "agent": agent if isinstance(agent, dict) else None,
+        "agent": agent,
         "capabilities": capabilities,
     }
     return {
@@ -72,9 +90,10 @@ def hello(call):
     }
 
 
-@op("shutdown")
+@op("shutdown", args={"keepWorkers": Flag("Leave the jobs running (the keeper holds them).", default=False)},
+    result={})
 def shutdown(call):
-    keep = read.flag(call.args, "keepWorkers")
+    keep = call.args["keepWorkers"]
     # The daemon's main greenlet leaves once this answer has gone out.
     call.services.shutdown.request(keep)
     return {}

@@ -15,9 +15,10 @@ import time
 
 import gevent
 
-from roost.errors import RoostError, bad_request
-from roost.ops import args as read
+from roost.contract import REQUIRED, Flag, Integer, ListOf, Text
+from roost.errors import BAD_REQUEST, UNSUPPORTED, RoostError, bad_request
 from roost.ops import op
+from roost.ops.jobs import FINDS, JOB, STARTS
 from roost.term.keys import UnknownKey
 from roost.term.output_log import read_tail
 from roost.term.reading import shows_dialog
@@ -31,7 +32,9 @@ PEEK_LOG_TAIL = 32 * 1024        # an ended job's screen is rebuilt from this mu
 WAKE_TIMEOUT = 15.0
 UNSENT_LIMIT = 4 * 1024 * 1024   # an attacher this far behind is let go
 MAX_KEYS = 100
-
+ROWS = Integer("The window's rows (with cols).", minimum=1, maximum=MAX_SIZE, default=None)
+COLS = Integer("The window's columns (with rows).", minimum=1, maximum=MAX_SIZE, default=None)
+ATTACHED = Text("A job this connection is attached to (its id as attach answered).", min_length=1)
 
 
 class AttachSink:
@@ -72,13 +75,11 @@ class AttachSink:
 
 
 def _find(call):
-    query = read.text(call.args, "id", min_length=1)
-    return call.services.jobs.resolve(query)
+    return call.services.jobs.resolve(call.args["id"])
 
 
 def _size(call):
-    rows = read.integer(call.args, "rows", default=None, minimum=1, maximum=MAX_SIZE)
-    cols = read.integer(call.args, "cols", default=None, minimum=1, maximum=MAX_SIZE)
+    rows, cols = call.args["rows"], call.args["cols"]
     if (rows is None) != (cols is None):
         raise bad_request("rows and cols go together")
     return rows, cols
@@ -95,10 +96,12 @@ def detach_key(config):
     return key if isinstance(key, str) and key else DEFAULT_DETACH_KEY
 
 
-@op("peek")
+@op("peek", args={"id": JOB, "lines": Integer(f"The last lines of its screen (at most {MAX_PEEK_LINES}).", minimum=1,
+                                                 default=None)},
+    result={"id": Text(), "text": Text("Its screen as text (an ended job's rebuilt from its log).")}, codes=FINDS)
 def peek(call):
     job = _find(call)
-    lines = read.integer(call.args, "lines", default=None, minimum=1)
+    lines = call.args["lines"]
     if lines is not None:
         lines = min(lines, MAX_PEEK_LINES)
     terminal = job.terminal
@@ -119,7 +122,9 @@ def _screen_from_log(job_dir, lines):
     return screen.text(lines)
 
 
-@op("attach")
+@op("attach", args={"id": JOB, "rows": ROWS, "cols": COLS},
+    result={"id": Text(), "name": Text(), "detachKey": Text("The key that leaves (roost.json's attach.detachKey).")},
+    codes=FINDS + (UNSUPPORTED,) + STARTS)
 def attach(call):
     job = _find(call)
     rows, cols = _size(call)
@@ -131,7 +136,7 @@ def attach(call):
             gevent.sleep(0.02)
     terminal = job.terminal
     if not _live(terminal):
-        raise RoostError("unsupported", f"job {job.id} has no live terminal (it has ended); "
+        raise RoostError(UNSUPPORTED, f"job {job.id} has no live terminal (it has ended); "
                                         "respawn it to attach")
     session = call.session
     earlier = session.attachments.get(job.id)
@@ -160,17 +165,19 @@ def _join(terminal, sink):
 
 
 def _attached(call):
-    job_id = read.text(call.args, "id", min_length=1)
+    job_id = call.args["id"]
     sink = call.session.attachments.get(job_id)
     if sink is None:
         raise bad_request(f"not attached to {job_id} on this connection")
     return sink
 
 
-@op("attach-input", quick=True)
+@op("attach-input", quick=True, args={"id": ATTACHED, "data": Text("The keys' bytes, base64.")},
+    result={"id": Text(), "taken": Flag("False: the terminal is gone, or this attacher fell behind.")},
+    codes=(BAD_REQUEST,))
 def attach_input(call):
     sink = _attached(call)
-    encoded = read.text(call.args, "data")
+    encoded = call.args["data"]
     try:
         data = base64.b64decode(encoded, validate=True)
     except (binascii.Error, ValueError):
@@ -179,17 +186,18 @@ def attach_input(call):
     return {"id": sink.job_id, "taken": taken}
 
 
-@op("keys")
+@op("keys", args={"id": JOB, "keys": ListOf(Text(), f"1 to {MAX_KEYS} key names (Down, Enter, C-c, ...).")},
+    result={"id": Text(), "taken": Flag()}, codes=FINDS + (UNSUPPORTED,))
 def send_keys(call):
     """roost's own: keys that are not text (Down, Enter, C-c, ...) into a job's terminal,
     as a person presses them to answer a dialog; typed at once, whatever the screen."""
     job = _find(call)
-    names = read.strings(call.args, "keys")
+    names = call.args["keys"]
     if not names or len(names) > MAX_KEYS:
         raise bad_request(f"keys must name 1 to {MAX_KEYS} keys")
     terminal = job.terminal
     if not _live(terminal):
-        raise RoostError("unsupported", f"job {job.id} has no live terminal (it has ended)")
+        raise RoostError(UNSUPPORTED, f"job {job.id} has no live terminal (it has ended)")
     into = "dialog" if shows_dialog(terminal.reading) else None
     try:
         taken = terminal.send_keys(names)
@@ -199,17 +207,16 @@ def send_keys(call):
     return {"id": job.id, "taken": taken}
 
 
-@op("attach-resize", quick=True)
+@op("attach-resize", quick=True, args={"id": ATTACHED, "rows": ROWS.but(default=REQUIRED),
+                                       "cols": COLS.but(default=REQUIRED)},
+    result={"id": Text()})
 def attach_resize(call):
     sink = _attached(call)
-    rows, cols = _size(call)
-    if rows is None:
-        raise bad_request("rows and cols are required")
-    sink.terminal.resize(rows, cols)
+    sink.terminal.resize(call.args["rows"], call.args["cols"])
     return {"id": sink.job_id}
 
 
-@op("detach", quick=True)
+@op("detach", quick=True, args={"id": ATTACHED}, result={"id": Text()})
 def detach(call):
     sink = _attached(call)
     sink.release()

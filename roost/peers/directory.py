@@ -8,7 +8,7 @@ the concierge's job is not listed. A foreground peer leaves when its connection 
 
 import secrets
 
-from roost.errors import RoostError, bad_request, not_found
+from roost.errors import UNAUTHORIZED, RoostError, bad_request, not_found
 
 ITEMS = "agent-items"
 
@@ -73,7 +73,7 @@ class PeerDirectory:
                 return peer
         job = self.registry.get(session.job_id) if session.job_id else None
         if job is None:
-            raise RoostError("unauthorized", "this connection speaks for no session")
+            raise RoostError(UNAUTHORIZED, "this connection speaks for no session")
         return Peer.of_job(job)
 
     def register(self, session, name, cwd, pid, file=None):

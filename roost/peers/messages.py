@@ -14,7 +14,7 @@ import logging
 import secrets
 import time
 
-from roost.errors import RoostError
+from roost.errors import BAD_REQUEST, NOT_FOUND, RATE_LIMITED, TOO_LONG, UNSUPPORTED, RoostError
 from roost.peers import envelope
 from roost.peers.directory import relation
 from roost.term.reading import ready_for_text, shows_dialog
@@ -58,9 +58,9 @@ class Messenger:
         """The `send` op: a SendResult, or the spec's refusal."""
         text = text.strip()
         if not text:
-            raise RoostError("bad_request", "message must not be empty")
+            raise RoostError(BAD_REQUEST, "message must not be empty")
         if len(text) > MAX_TEXT:
-            raise RoostError("too_long", f"a message is at most {MAX_TEXT} characters ({len(text)} given)")
+            raise RoostError(TOO_LONG, f"a message is at most {MAX_TEXT} characters ({len(text)} given)")
         target = self.directory.find(sender, query)
         related = relation(sender, target)
         result = {"id": target.id, "name": target.name, "relation": related}
@@ -73,7 +73,7 @@ class Messenger:
         while sent and now - sent[0] >= RATE_WINDOW_S:
             sent.popleft()
         if len(sent) >= RATE:
-            raise RoostError("rate_limited", f"at most {RATE} messages a minute from one session")
+            raise RoostError(RATE_LIMITED, f"at most {RATE} messages a minute from one session")
         outcome = self.deliver(target, "message", envelope.message(sender, relation(target, sender), text),
                                sender)
         sent.append(now)
@@ -118,7 +118,7 @@ class Messenger:
             return self._to_foreground(target, kind, text, extra)
         job = target.job
         if not target.takes_items:
-            raise RoostError("unsupported", f"{target.name} is a protocol agent that takes no messages "
+            raise RoostError(UNSUPPORTED, f"{target.name} is a protocol agent that takes no messages "
                                             "(its hello did not say agent-items)")
         waiting_before = bool(job.replies().pending)
         item = self.desk.queue(job, text, kind=kind, extra=extra)
@@ -155,5 +155,5 @@ class Messenger:
     def foreground_ack(self, peer, ref):
         held = self._foreground.get(ref)
         if held is None or held[0] != peer.id:
-            raise RoostError("not_found", f"no item {ref!r} waits for this session")
+            raise RoostError(NOT_FOUND, f"no item {ref!r} waits for this session")
         del self._foreground[ref]

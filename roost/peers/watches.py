@@ -11,10 +11,10 @@ session keeps at most 20. A foreground peer's watches end with its connection.
 
 import logging
 import os
-import time
 
 from roost import store
-from roost.errors import RoostError
+from roost.clock import now_ms
+from roost.errors import BAD_REQUEST, FULL, UNSUPPORTED, RoostError
 from roost.jobs.news import describe
 from roost.jobs.record import END_STATES
 from roost.peers import envelope
@@ -27,10 +27,6 @@ VERSION = 1
 EXPIRE_MS = 12 * 60 * 60 * 1000
 MAX_PER_SESSION = 20
 WHEN = ("idle", "ended")
-
-
-def now_ms():
-    return int(time.time() * 1000)
 
 
 def is_idle(row):
@@ -65,14 +61,14 @@ class Watches:
 
     def add(self, watcher, query, when):
         if when not in WHEN:
-            raise RoostError("bad_request", "when must be idle or ended")
+            raise RoostError(BAD_REQUEST, "when must be idle or ended")
         if not watcher.takes_items:
-            raise RoostError("unsupported", "this agent takes no notices (its hello did not say agent-items)")
+            raise RoostError(UNSUPPORTED, "this agent takes no notices (its hello did not say agent-items)")
         target = self.directory.find(watcher, query)
         self._expire()
         kept = self._foreground if watcher.job is None else self.watches
         if sum(1 for watch in kept if watch["watcher"] == watcher.id) >= MAX_PER_SESSION:
-            raise RoostError("full", f"a session keeps at most {MAX_PER_SESSION} watches")
+            raise RoostError(FULL, f"a session keeps at most {MAX_PER_SESSION} watches")
         watch = {"watcher": watcher.id, "target": target.id, "targetName": target.name, "when": when,
                  "at": now_ms()}
         result = {"id": target.id, "name": target.name, "when": when, "fired": False}

@@ -13,10 +13,9 @@ import os
 import gevent.lock
 
 from roost import store
-from roost.errors import RoostError, bad_request, not_found
+from roost.errors import FULL, TOO_LONG, RoostError, bad_request, not_found
 from roost.jobs.launcher import read_dispatch
-from roost.jobs.record import now_ms
-from roost.schedule import when as clock
+from roost.schedule import when
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +31,7 @@ class Schedule:
 
     def __init__(self, record, zone=None):
         self.record = record
-        self.rule = clock.parse(record["when"], zone)
+        self.rule = when.parse(record["when"], zone)
 
     @property
     def name(self):
@@ -69,8 +68,9 @@ class Schedule:
 
 
 class ScheduleBook:
-    def __init__(self, home, registry, config):
+    def __init__(self, home, registry, config, clock):
         self.path = os.path.join(home, FILE)
+        self.clock = clock          # roost.clock: a schedule's next slot is after its now
         self.registry = registry
         self.config = config
         self.data = {}
@@ -115,11 +115,11 @@ class ScheduleBook:
         if name in self.schedules:
             raise bad_request(f"a schedule named {name!r} exists: remove it first (schedule-rm)")
         if len(self.schedules) >= MAX_SCHEDULES:
-            raise RoostError("full", f"at most {MAX_SCHEDULES} schedules")
+            raise RoostError(FULL, f"at most {MAX_SCHEDULES} schedules")
         if not isinstance(args.get("when"), str):
             raise bad_request("when is required")
-        now = now_ms()
-        record = {"name": name, "when": clock.normal(args["when"]), "createdAt": now, "paused": False,
+        now = self.clock.now_ms()
+        record = {"name": name, "when": when.normal(args["when"]), "createdAt": now, "paused": False,
                   "catchUp": _flag(args, "catchUp"), "lastRunAt": None, "lastJob": None, "lastSkip": None}
         launch, target = args.get("launch"), args.get("target")
         if (launch is None) == (target is None):
@@ -151,7 +151,7 @@ class ScheduleBook:
         if not isinstance(text, str) or not text.strip():
             raise bad_request("text is required with target: what to tell it")
         if len(text) > TEXT_LIMIT:
-            raise RoostError("too_long", f"text is at most {TEXT_LIMIT} characters")
+            raise RoostError(TOO_LONG, f"text is at most {TEXT_LIMIT} characters")
         job = self.registry.resolve(target)
         return {"target": job.id, "targetName": job.name, "text": text.strip(), "task": None,
                 "agent": job.record.get("profile") or "shell", "cwd": job.record.get("cwd") or ""}
@@ -168,7 +168,7 @@ class ScheduleBook:
         schedule = self.get(name)
         schedule.record["paused"] = bool(paused)
         if not paused:
-            schedule.record["nextAt"] = schedule.following(now_ms())
+            schedule.record["nextAt"] = schedule.following(self.clock.now_ms())
         self.save()
         return schedule
 

@@ -22,10 +22,9 @@ import time
 import gevent
 import gevent.event
 
-from roost.errors import RoostError
+from roost.errors import BUSY, NOT_FOUND, RoostError
 from roost.jobs import limits
 from roost.jobs.adoption import ENDED_AWAY
-from roost.jobs.record import now_ms
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +43,10 @@ class Skipped(Exception):
 
 
 class Scheduler:
-    def __init__(self, book, registry, runner, launcher, replies, bus):
+    def __init__(self, book, registry, runner, launcher, replies, bus, clock):
+        """`clock` (roost.clock): what is due is read from it alone."""
         self.book = book
+        self.clock = clock
         self.registry = registry
         self.runner = runner
         self.launcher = launcher
@@ -74,21 +75,26 @@ class Scheduler:
     def _run(self):
         while True:
             try:
-                self._run_due()
-                self._run_after_limits()
-                earliest = min((at for schedule in self.book.active()
-                                for at in (schedule.next_at, schedule.record.get("afterLimitAt")) if at is not None),
-                               default=None)
+                timeout = self.round()
             except Exception:
                 log.exception("the schedules' timer failed a round; it goes on")
-                earliest = None
-            timeout = MAX_SLEEP_S if earliest is None else \
-                min(MAX_SLEEP_S, max(0.0, (earliest - now_ms()) / 1000.0))
-            self._changed.wait(timeout)
+                timeout = MAX_SLEEP_S
+            self.clock.wait(self._changed, timeout)
             self._changed.clear()
 
+    def round(self):
+        """One look: what is due now runs (or is skipped); how long (s) until the next
+        slot, at most MAX_SLEEP_S."""
+        self._run_due()
+        self._run_after_limits()
+        earliest = min((at for schedule in self.book.active()
+                        for at in (schedule.next_at, schedule.record.get("afterLimitAt")) if at is not None),
+                       default=None)
+        return MAX_SLEEP_S if earliest is None else \
+            min(MAX_SLEEP_S, max(0.0, (earliest - self.clock.now_ms()) / 1000.0))
+
     def _run_due(self):
-        now = now_ms()
+        now = self.clock.now_ms()
         due = sorted((schedule for schedule in self.book.active() if schedule.next_at <= now),
                      key=lambda schedule: schedule.next_at)
         for schedule in due:
@@ -104,13 +110,13 @@ class Scheduler:
             except Exception:
                 log.exception("schedule %s failed to run", schedule.name)
             # The next slot after now: slots missed meanwhile are not run one by one.
-            schedule.record["nextAt"] = schedule.following(max(now, now_ms()))
+            schedule.record["nextAt"] = schedule.following(max(now, self.clock.now_ms()))
         if due:
             self.book.save()
 
     def _run_after_limits(self):
         """The runs a usage limit put off, once its reset came."""
-        now = now_ms()
+        now = self.clock.now_ms()
         due = [schedule for schedule in self.book.active() if (schedule.record.get("afterLimitAt") or now + 1) <= now]
         for schedule in due:
             at = schedule.record.pop("afterLimitAt")
@@ -149,30 +155,30 @@ class Scheduler:
         except Skipped as skip:
             self._skip(schedule, skip.why, due)
             raise
-        record["lastRunAt"] = now_ms()
+        record["lastRunAt"] = self.clock.now_ms()
         record["lastJob"] = job.id
         return job.id
 
     def _skip(self, schedule, why, due):
-        schedule.record["lastSkip"] = {"at": now_ms(), "why": why}
+        schedule.record["lastSkip"] = {"at": self.clock.now_ms(), "why": why}
         self.bus.publish("schedule", f"{schedule.name} skipped: {why}", schedule=schedule.name, skipped=why, due=due)
 
     def _launch(self, schedule, due):
         record = schedule.record
         last = self.registry.get(record.get("lastJob"))
         if last is not None and (last.run.active or last.running):
-            raise Skipped("busy", f"its last run {last.name} ({last.id}) still goes")
+            raise Skipped(BUSY, f"its last run {last.name} ({last.id}) still goes")
         args = dict(record["launch"])
         if record.get("task"):
             args["task"] = record["task"]
         if not args.get("name"):
             args["name"] = schedule.name
-        limit = limits.known_limit(self.launcher, args)
+        limit = limits.known_limit(self.launcher, args, self.clock.now_ms())
         if limit is not None:
             provider, reset = limit
             if due is not None:
                 record["afterLimitAt"] = reset      # a run of its clock: then, once (_run_after_limits)
-            raise Skipped("busy", f"the {provider} usage limit resets at {limits.clock(reset)}")
+            raise Skipped(BUSY, f"the {provider} usage limit resets at {limits.clock(reset)}")
         try:
             started = self.launcher.launch(args, extra={"schedule": schedule.name})
         except RoostError as error:
@@ -186,15 +192,15 @@ class Scheduler:
         record = schedule.record
         job = self.registry.get(record["target"])
         if job is None:
-            raise Skipped("not_found", f"its target {record.get('targetName')} ({record['target']}) is gone")
+            raise Skipped(NOT_FOUND, f"its target {record.get('targetName')} ({record['target']}) is gone")
         reading = job.terminal.reading if job.terminal is not None else {}
         waits = job.running and job.record.get("status") == "waiting"
         if job.running and job.record.get("waitingFor") == "limit":
             resets_at = job.record.get("resetsAt")
-            raise Skipped("busy", f"its target {job.name} is at its usage limit"
+            raise Skipped(BUSY, f"its target {job.name} is at its usage limit"
                                   + (f" (it resets at {limits.clock(resets_at)})" if resets_at else ""))
         if not waits or job.record.get("waitingFor") == "dialog" or reading.get("dialog"):
-            raise Skipped("busy", f"its target {job.name} does not wait for text")
+            raise Skipped(BUSY, f"its target {job.name} does not wait for text")
         self.replies.queue(job, record["text"])
         self.bus.publish("schedule", f"{schedule.name} told {job.name}: {record['text']}", job.id, job.name,
                          schedule=schedule.name, due=due, who="roost", who_id=None)

@@ -9,7 +9,9 @@ bytes.
 
 Limits (spec "Others"): a line over 4 MiB ends the connection without reading the rest;
 at most 256 requests in flight on one connection (it is not read meanwhile); a client
-that leaves 16 MiB of answers and events unread is dropped.
+that leaves 16 MiB of answers and events unread is dropped, and so is one whose unread
+bytes would pass what its job's (or its process's) connections may leave together
+(unread.py).
 """
 
 import collections
@@ -20,7 +22,7 @@ import gevent
 import gevent.event
 
 from roost import codec
-from roost.errors import RoostError
+from roost.errors import BAD_REQUEST, INTERNAL, RoostError
 from roost.framing import MAX_LINE, LineReader, LineTooLong
 from roost.ops import QUICK
 from roost.ops.session import Session
@@ -28,7 +30,6 @@ from roost.ops.session import Session
 log = logging.getLogger(__name__)
 
 MAX_IN_FLIGHT = 256
-MAX_UNREAD = 16 * 1024 * 1024
 READ_SIZE = 64 * 1024
 
 
@@ -40,6 +41,7 @@ class Connection:
         self.sock = sock
         self.closed = False
         self.session = Session(self, inside, peer_pid)
+        self._unread = server.unread.account(inside, peer_pid)     # its share of what may wait unread
         self._raw = sock._sock          # the non-blocking socket under gevent's wrapper
         self._outbox = bytearray()
         self._writer = None
@@ -66,7 +68,7 @@ class Connection:
         if self.closed:
             return
         if self._corked:
-            self._outbox += data
+            self._hold(data)
             return
         if not self._outbox:
             try:
@@ -79,20 +81,31 @@ class Connection:
             if sent == len(data):
                 return
             data = data[sent:]
-        self._outbox += data
-        if len(self._outbox) > MAX_UNREAD:
-            log.warning("dropping a client that left %d bytes unread", len(self._outbox))
-            self.close()
-            return
-        if self._writer is None:
+        if self._hold(data) and self._writer is None:
             self._writer = gevent.spawn(self._drain)
+
+    def _hold(self, data):
+        """Queue `data` unsent; False (and the client dropped) past what it may leave unread."""
+        if not self._unread.take(len(data)):
+            log.warning("dropping a client (%s) that would leave %d bytes unread, past its budget",
+                        self._unread.describe(), len(self._outbox) + len(data))
+            self.close()
+            return False
+        self._outbox += data
+        return True
+
+    def _let_go(self):
+        """Forget what is queued, its bytes given back (a new buffer: the old one freed)."""
+        self._outbox = bytearray()
+        self._unread.give_all()
 
     def _uncork(self):
         if not self._corked:
             return
         self._corked = False
         if self._outbox and self._writer is None and not self.closed:
-            data, self._outbox = bytes(self._outbox), bytearray()
+            data = bytes(self._outbox)
+            self._let_go()
             self._send(data)
 
     def _drain(self):
@@ -100,6 +113,7 @@ class Connection:
             while self._outbox and not self.closed:
                 sent = self.sock.send(self._outbox)   # gevent: waits until writable
                 del self._outbox[:sent]
+                self._unread.give(sent)
         except OSError:
             self.close()
         finally:
@@ -120,6 +134,7 @@ class Connection:
             return
         self.closed = True
         self._room.set()
+        self._let_go()
         self.session.close()
         try:
             self.sock.close()
@@ -190,12 +205,12 @@ class Connection:
 
     def _too_long(self):
         log.warning("a request line over %d bytes: connection closed", MAX_LINE)
-        self._send(error_line(None, RoostError("bad_request", "request line over 4 MiB")))
+        self._send(error_line(None, RoostError(BAD_REQUEST, "request line over 4 MiB")))
         self.flush(1)
 
     def _take(self, line):
         item = _parse(line)
-        request_id, op_name, args, problem = item
+        request_id, op_name, args, problem, loose = item
         if not self._queue and not self._busy and (problem is not None or op_name in QUICK):
             self._answer(item)
             return
@@ -220,42 +235,85 @@ class Connection:
             self._worker = None
 
     def _answer(self, item):
-        request_id, op_name, args, problem = item
+        request_id, op_name, args, problem, loose = item
         if problem is not None:
             self._send(error_line(request_id, problem))
             return
         try:
-            result = self.server.run_op(self.session, op_name, args)
-            line = codec.encode({"id": request_id, "ok": True, "result": result}) + b"\n"
+            result = self.server.run_op(self.session, op_name, args, loose)
+            if type(request_id) is RawId:
+                line = answer_line(request_id, {"ok": True, "result": result})
+            else:
+                line = codec.encode({"id": request_id, "ok": True, "result": result}) + b"\n"
         except RoostError as error:
             line = error_line(request_id, error)
         except Exception:
             log.exception("op %s failed", op_name)
-            line = error_line(request_id, RoostError("internal", f"{op_name} failed inside the daemon (see daemon.log)"))
+            line = error_line(request_id, RoostError(INTERNAL, f"{op_name} failed inside the daemon (see daemon.log)"))
         self._send(line)
 
 
 def _parse(line):
-    """(id, op, args, problem): problem is a RoostError for anything malformed."""
+    """(id, op, args, problem, loose): problem is a RoostError for anything malformed.
+
+    A line the codec refuses that is JSON all the same (a number past 64 bits, one no
+    double holds, a lone surrogate, nesting past the codec's depth) is read `loose`ly by
+    the standard library's decoder: its id is answered as the client wrote it (RawId),
+    and what it holds is refused once the op's contract has checked its arguments."""
+    loose = False
     try:
         request = codec.decode(line)
     except (ValueError, UnicodeDecodeError) as error:
-        return None, None, None, RoostError("bad_request", f"not a JSON request line: {error}")
+        request = codec.decode_loosely(line)
+        if request is None:
+            return None, None, None, RoostError(BAD_REQUEST, f"not a JSON request line: {error}"), False
+        loose = True
     if not isinstance(request, dict):
-        return None, None, None, RoostError("bad_request", "a request is a JSON object")
+        return None, None, None, RoostError(BAD_REQUEST, "a request is a JSON object"), False
     request_id = request.get("id")
     if isinstance(request_id, (dict, list)):
         request_id = None
     op_name = request.get("op")
+    if loose:
+        problem = _unholdable(request, ("id", "op"))
+        if request_id is not None:
+            request_id = RawId(codec.as_json(request_id))
+        if problem is not None:
+            return request_id, None, None, problem, loose
     if not isinstance(op_name, str) or not op_name:
-        return request_id, None, None, RoostError("bad_request", "op must be a non-empty string")
+        return request_id, None, None, RoostError(BAD_REQUEST, "op must be a non-empty string"), loose
     args = request.get("args")
     if args is None:
         args = {}
     elif not isinstance(args, dict):
-        return request_id, None, None, RoostError("bad_request", "args must be an object")
-    return request_id, op_name, args, None
+        return request_id, None, None, RoostError(BAD_REQUEST, "args must be an object"), loose
+    return request_id, op_name, args, None, loose
+
+
+def _unholdable(request, names):
+    for name in names:
+        problem = codec.unholdable(request.get(name))
+        if problem:
+            return RoostError(BAD_REQUEST, f"{name}: {problem}")
+    return None
+
+
+class RawId:
+    """A request's id as JSON text (from a line read loosely), answered as it was sent."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text.encode("ascii")
+
+
+def answer_line(request_id, body):
+    """The answer to a RawId: `body` ({ok, result} or {ok, error, code}) with the id
+    first, as the client sent it."""
+    return b'{"id":' + request_id.text + b"," + codec.encode(body)[1:] + b"\n"
 
 
 def error_line(request_id, error):
+    if type(request_id) is RawId:
+        return answer_line(request_id, {"ok": False, "error": error.text, "code": error.code})
     return codec.encode({"id": request_id, "ok": False, "error": error.text, "code": error.code}) + b"\n"

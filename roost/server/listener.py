@@ -10,8 +10,9 @@ import select
 
 import gevent
 
-from roost.errors import RoostError
+from roost.errors import LIMIT, RoostError
 from roost.server.connection import Connection, error_line
+from roost.server.unread import Unread
 from roost.unix import private_socket
 from roost.unix.fds import bytes_ready
 
@@ -29,6 +30,7 @@ class Server:
         self.run_op = run_op
         self.place_of = place_of      # fn(pid) -> None for the person's process, else where in a job
         self.connections = set()
+        self.unread = Unread()        # what clients may leave unread, by job and by process
         self.uid = os.getuid()
         self._acceptor = None
 
@@ -64,7 +66,7 @@ class Server:
             self._close_departed()
         if len(self.connections) >= MAX_CONNECTIONS:
             try:
-                sock._sock.send(error_line(None, RoostError("limit", f"too many connections (at most {MAX_CONNECTIONS})")))
+                sock._sock.send(error_line(None, RoostError(LIMIT, f"too many connections (at most {MAX_CONNECTIONS})")))
             except OSError:
                 pass
             sock.close()

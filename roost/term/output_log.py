@@ -14,8 +14,7 @@ so the part is written at its size, which only this daemon changes.
 import os
 import time
 
-import gevent
-
+from roost import blocking
 from roost.unix.files import open_own, open_own_for_reading
 
 LOG_NAME = "output.log"
@@ -95,11 +94,20 @@ class OutputLog:
         os.rename(self.path, self.old_path)
         self._open(truncate=True)
         if discarded is not None:
-            gevent.get_hub().threadpool.spawn(_remove, discarded)
+            blocking.start(_remove, discarded)
 
     def tail(self, size):
         """The last `size` bytes written (from both parts)."""
         return read_tail(self.job_dir, size)
+
+    def replay_tail(self, size):
+        """About the last `size` bytes, from a line's start: a screen fed them gets no half
+        a sequence."""
+        tail = self.tail(size)
+        start = tail.find(b"\n")
+        if 0 <= start < 4096 and len(tail) >= size:
+            tail = tail[start + 1:]
+        return tail
 
     def close(self):
         if self._fd is not None:

@@ -31,6 +31,7 @@ import logging
 import re
 import time
 
+from roost.clock import now_ms
 from roost.term import patterns, resets
 
 log = logging.getLogger(__name__)
@@ -162,7 +163,7 @@ def limit_reading(found, summary, why, seen_ms=None, tz_name=None):
     reset = (found.groupdict().get("reset") or "").strip() or None
     if reset is not None:
         why["reset"] = reset[:MAX_SUMMARY]
-    seen_ms = seen_ms if seen_ms is not None else int(time.time() * 1000)
+    seen_ms = seen_ms if seen_ms is not None else now_ms()
     return {"state": "blocked", "status": "waiting", "waitingFor": "limit",
             "resetsAt": resets.reset_at(reset, seen_ms, tz_name) if reset else None,
             "summary": why.get("line") or summary, "why": why}

@@ -1,13 +1,12 @@
 """A job's terminal in the daemon: its pty master, screen, log, attachers and typing.
 
-Output is read by roost.pty_reader (no greenlet while the job is quiet) and goes, every
-byte, to the job's bounded log and to attachers as it comes; the screen gets it through
-roost.screen_feed, which keeps what screen feeding may cost the loop bounded (under a
-flood the screen skips ahead). Once the screen has been quiet for the profile's settle
-time it is judged (roost.term_profile), `on_change` hears of a new reading, and the
-screen is packed small (Screen.freeze) until output comes again. Writes to the master
-(typed replies, attachers' keys, query answers) go through one writer and never block
-the loop: a program that stops reading stalls only its own job.
+Output is read by roost.term.pty_reader (no greenlet while the job is quiet) and goes,
+every byte, to the job's bounded log and to attachers as it comes; the screen gets it
+through roost.term.feed, which keeps what screen feeding may cost the loop bounded (under
+a flood the screen skips ahead). Once the screen has been quiet for the profile's settle
+time it is judged (roost.term.reading), `on_change` hears of a new reading, and the screen
+is packed small (Screen.freeze) until output comes again. Writes to the master (typed
+replies, attachers' keys, query answers) go through one writer and never block the loop.
 """
 
 import fcntl
@@ -106,7 +105,7 @@ class Terminal:
         """Reads at once; a screen taken over after a restart starts from the log's tail,
         fed a slice a turn. `judge_later`: its first judgement waits (jobs.adoption)."""
         self._read.judge_after = time.monotonic() + judge_later
-        tail = self._log_tail()
+        tail = self._log.replay_tail(REPLAY_SIZE)
         if tail:
             self._feed.replay(tail)
         held = self._intake.held()
@@ -191,11 +190,11 @@ class Terminal:
 
     def type_text(self, text, mode="followUp", timeout=None, still=None, on_submit=None):
         """Types `text` and the submit keys, then checks the text left the input line
-        (roost.term.typist); one typing at a time. followUp waits (up to `timeout`
-        seconds, None: as long as the job lives) until the screen is judged not working;
-        steer types at once. `still`: what must hold once this typing's turn has come (the
-        screen waits, as when the caller looked), else nothing is typed (`ready: False`).
-        `on_submit`: called once the program took the submit keys (roost.term.typist)."""
+        (roost.term.typist, handed a Keyboard: what typing needs of this terminal); one
+        typing at a time. followUp waits (up to `timeout` s, None: as long as the job lives)
+        until the screen is judged not working; steer types at once. `still`: what must
+        hold once this typing's turn has come, else nothing is typed (`ready: False`).
+        `on_submit`: called once the program took the submit keys."""
         if self._typing is None:
             self._typing = gevent.lock.Semaphore()
         with self._typing:
@@ -203,10 +202,18 @@ class Terminal:
                 return {"submitted": False, "ready": False, "error": "the user is typing"}
             if still is not None and not still():
                 return {"submitted": False, "ready": False, "error": "the screen no longer waits for text"}
-            result = typist.type_text(self, text, mode, timeout, on_submit)
+            keyboard = typist.Keyboard(self.screen, self.writer, self.profile.submit, self.wait_for,
+                                       lambda: self._read.current["state"] == "working", lambda: self.finished,
+                                       self.catch_up, self.verify_timeout, self.write_timeout)
+            result = typist.type_text(keyboard, text, mode, timeout, on_submit)
         if result["submitted"]:
             self._set_reading(self._read.text_given(self.screen.lines()))
         return result
+
+    def typed_not_submitted(self, text):
+        """Typed, and its submit keys never came (a daemon that died in between)."""
+        quiet = self.judged and self._read.current.get("state") != "working"
+        return quiet and typist.pending_on_input_line(self.screen.lines(), self.screen.cursor, text)
 
     @property
     def typing(self):
@@ -337,19 +344,12 @@ class Terminal:
         the log's tail, so no row of a repaint it skipped stays standing."""
         self._feed.skipped = False
         self.screen.rebuild()
-        tail = self._log_tail()
+        tail = self._log.replay_tail(REPLAY_SIZE)
         if tail:
             feed_in_turns(self.screen, tail, None)
             self.screen.answers()
         if self.screen.take_change():
             self._set_reading(self._read.changed(self.screen.lines))
-
-    def _log_tail(self):
-        tail = self._log.tail(REPLAY_SIZE)
-        start = tail.find(b"\n")
-        if 0 <= start < 4096 and len(tail) >= REPLAY_SIZE:
-            tail = tail[start + 1:]   # from a line's start: no half a sequence
-        return tail
 
     # -- readings and waiting -------------------------------------------------------------
 

@@ -32,9 +32,11 @@ log = logging.getLogger(__name__)
 TEMP_TRIES = 8
 
 
-def write_atomic(path, data, mode=0o600):
+def write_atomic(path, data, mode=0o600, durable=True):
     """Replace `path` with `data`, durably: a temp of a random name beside it (O_EXCL,
-    O_NOFOLLOW), written, fsynced, renamed over `path`, and the directory fsynced."""
+    O_NOFOLLOW), written, fsynced, renamed over `path`, and the directory fsynced.
+    `durable=False` leaves out the fsyncs, for a file that need not outlive a crash (a
+    scratch file, or a copy made again from its source when it is missing)."""
     directory = os.path.dirname(path) or "."
     fd, temp = _new_temp(directory, os.path.basename(path), mode)
     try:
@@ -42,14 +44,16 @@ def write_atomic(path, data, mode=0o600):
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(temp, path)
     except BaseException:
         _unlink_quietly(temp)
         raise
-    fsync_dir(directory)
+    if durable:
+        fsync_dir(directory)
 
 
 def _new_temp(directory, name, mode):

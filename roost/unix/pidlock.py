@@ -18,3 +18,25 @@ def take(path, note=None):
     os.ftruncate(fd, 0)
     os.write(fd, f"{os.getpid()}\n".encode() + (f"{note}\n".encode() if note else b""))
     return fd
+
+
+def holder(path):
+    """The pid of the process that holds the lock at `path` (the kernel's word, from
+    /proc/locks: the file's pid line could be written by anyone who may write the file),
+    or None when no one holds it."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    wanted = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        fields = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 17452 fe:00:2146330 0 EOF"; a waiter's line has "->"
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == wanted and fields[4].isdigit():
+            return int(fields[4])
+    return None

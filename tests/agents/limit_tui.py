@@ -8,10 +8,22 @@ so a test can count what was typed into it and when.
 argv[1]: the log's path; argv[2]: seconds from the limit to its reset (default 2);
 argv[3]: the limit's text after "resets " (default: the clock time); argv[4] "menu": a
 menu under the limit message first, left with "1" (as Claude Code's).
+
+Its clock is the test daemon's (tests/clockkit.py): the real one moved on by the
+milliseconds in the file LIMIT_SKEW_FILE names, when it names one.
 """
 
+import os
 import sys
 import time
+
+
+def now():
+    try:
+        with open(os.environ["LIMIT_SKEW_FILE"], encoding="utf-8") as handle:
+            return time.time() + int(handle.read() or 0) / 1000
+    except (KeyError, OSError, ValueError):
+        return time.time()
 
 
 def show_limit(resets_text):
@@ -33,7 +45,7 @@ def main():
     reset_in = float(sys.argv[2]) if len(sys.argv) > 2 else 2.0
     print("working...", flush=True)
     time.sleep(0.3)
-    reset_at = time.time() + reset_in
+    reset_at = now() + reset_in
     resets_text = sys.argv[3] if len(sys.argv) > 3 else time.strftime("%H:%M:%S", time.localtime(reset_at + 1))
     show_limit(resets_text)
     if len(sys.argv) > 4 and sys.argv[4] == "menu":
@@ -45,7 +57,7 @@ def main():
             if not line:
                 return 0
             with open(log_path, "a", encoding="utf-8") as log:
-                log.write(f"{int(time.time() * 1000)} menu:{line.strip()}\n")
+                log.write(f"{int(now() * 1000)} menu:{line.strip()}\n")
             if line.strip() == "1":
                 break
         sys.stdout.write("\x1b[2J\x1b[H")
@@ -57,8 +69,8 @@ def main():
             return 0
         line = line.strip()
         with open(log_path, "a", encoding="utf-8") as log:
-            log.write(f"{int(time.time() * 1000)} {line}\n")
-        if limited and (line != "continue" or time.time() < reset_at):
+            log.write(f"{int(now() * 1000)} {line}\n")
+        if limited and (line != "continue" or now() < reset_at):
             show_limit(resets_text)
             continue
         if limited:

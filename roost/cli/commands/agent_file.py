@@ -14,6 +14,7 @@ import os
 
 def main(opts, ctx):
     from roost.bundle.files import agent_file_path
+    from roost.unix.files import write_atomic
 
     directory = opts["DIR"] or "."
     if not os.path.isdir(directory):
@@ -30,9 +31,6 @@ def main(opts, ctx):
         if not opts["--force"]:
             ctx.stderr.write(f"roost: {target} exists and differs; --force replaces it\n")
             return 1
-    temp = target + ".tmp"
-    with open(temp, "wb") as out:
-        out.write(data)
-    os.replace(temp, target)
+    write_atomic(target, data, mode=0o666)     # the house's writer; the user's umask decides the mode
     ctx.say(f"wrote {target}")
     return 0

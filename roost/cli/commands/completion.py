@@ -13,10 +13,19 @@ Usage:
 
 from roost.cli.context import ExitStatus
 
+# Each candidate read as one line, never split or glob-expanded (a job named `*` is that
+# name, not the current directory's files), and quoted as bash would type it (a name with
+# `;` or `$(` in it is inserted as text, never run).
 BASH = r"""# roost's completion for bash (`roost completion bash`)
 _roost() {
-    local IFS=$'\n'
-    COMPREPLY=($(roost __complete "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null))
+    local candidate i
+    COMPREPLY=()
+    while IFS= read -r candidate; do
+        COMPREPLY+=("$candidate")
+    done < <(roost __complete "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
+    for i in "${!COMPREPLY[@]}"; do
+        printf -v 'COMPREPLY[i]' '%q' "${COMPREPLY[i]}"
+    done
     [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]] && compopt -o nospace 2>/dev/null
 }
 complete -o default -F _roost roost

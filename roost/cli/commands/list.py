@@ -69,9 +69,10 @@ def main(opts, ctx):
 
 
 def _order(row):
-    """`list`'s order (roost.ops.jobs.sort_key): pinned, the user's order, oldest first."""
-    order = row.get("order")
-    return (not row.get("pinned"), order is None, order or 0, row.get("startedAt") or 0)
+    """`list`'s order (roost.rows), of the rows the daemon sends."""
+    from roost.rows import order_key
+
+    return order_key(row)
 
 
 def _in_dir(row, directory):

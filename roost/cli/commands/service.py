@@ -12,6 +12,7 @@ Usage:
   roost service --help
 """
 
+from roost import job_identity
 from roost.cli.context import ExitStatus, InsideAJob
 
 
@@ -19,8 +20,8 @@ def main(opts, ctx):
     from roost.cli import service_unit
 
     action = "install" if opts["install"] else "remove"
-    job_id = ctx.env.get("ROOST_JOB_ID") or ctx.env.get("PI_JOB_ID")
-    if job_id and ctx.env.get("ROOST_JOB_PERSON") != "1":
+    job_id = job_identity.job_id(ctx.env)
+    if job_id and not job_identity.is_persons_shell(ctx.env):
         # What starts at the person's login is the person's to choose, never a job's.
         raise InsideAJob(f"service {action}", job_id)
     try:

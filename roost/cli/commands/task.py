@@ -72,7 +72,7 @@ import sys
 
 from roost.cli import board_text
 from roost.cli.context import ExitStatus
-from roost.cli.visible import visible
+from roost.controls import visible
 
 # The actions a job's process takes for its job; the others are a person's.
 AS_JOB = ("list", "add", "claim", "done", "release", "claim-paths", "release-paths", "diff")
@@ -207,7 +207,7 @@ def _approve(opts, ctx, args, stdin=None):
     stdin = stdin or sys.stdin
     if opts["--dry"] or opts["--hash"]:
         result = ctx.call("task", args)
-        text = visible(result.get("note") or "")
+        text = visible(result.get("note") or "", keep="\n")
         if opts["--dry"]:
             text += (f"\nhash: {result['hash']}\napprove exactly these with: "
                      f"roost task approve {args['id']} --hash {result['hash']}")
@@ -220,13 +220,13 @@ def _approve(opts, ctx, args, stdin=None):
                          f"with `roost task approve {args['id']} --hash HASH`\n")
         return ExitStatus.USAGE
     shown = ctx.call("task", dict(args, dry=True))
-    ctx.stderr.write(visible(shown.get("note") or "") + f"\nhash: {shown['hash']}\nApprove these commands? [y/N] ")
+    ctx.stderr.write(visible(shown.get("note") or "", keep="\n") + f"\nhash: {shown['hash']}\nApprove these commands? [y/N] ")
     ctx.stderr.flush()
     if stdin.readline().strip().lower() not in ("y", "yes"):
         ctx.stderr.write("not approved\n")
         return ExitStatus.REFUSED
     result = ctx.call("task", dict(args, hash=shown["hash"]))
-    ctx.show(opts, result, visible(board_text.one(result)))
+    ctx.show(opts, result, visible(board_text.one(result), keep="\n"))
     return ExitStatus.OK
 
 

@@ -1,0 +1,1 @@
+"""`roost web`: the fleet from a browser or a phone (docs/web.md)."""
