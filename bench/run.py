@@ -42,6 +42,7 @@ SUITES = [
     ("radar", "The overlap radar: 20 worktrees of a 10,000-file repository"),
     ("unread", "Unread answers: one job's eight connections that never read"),
     ("hosts", "Other machines: `roost --host` over ssh (a real sshd on 127.0.0.1)"),
+    ("spend", "What the fleet spends: 1 GB of transcripts read against ccusage, 50 live sessions followed"),
 ]
 # Sections a script of their own measures (not `scripts/bench`: they need what CI has
 # not got), each (name, title, module with `report`, the command that measures it).
@@ -52,6 +53,8 @@ SCRIPTED = [
      "scripts/kill-replies"),
     ("limits", "Real agents at their usage limits, resumed at the reset (`scripts/try-agents limits`)",
      "try_limits", "scripts/try-agents limits"),
+    ("agents_spend", "Real agents' spend as roost reads it, against what the model served (`scripts/try-agents spend`)",
+     "try_spend", "scripts/try-agents spend"),
 ]
 STORED = os.path.join(HERE, "results.json")
 

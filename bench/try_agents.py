@@ -19,6 +19,7 @@ fake_llm.py) and a fresh roost daemon, then for each built-in profile:
 
     python bench/try_agents.py [AGENT...]     # REALAGENTS_ROOT: the pinned agents
     python bench/try_agents.py limits [AGENT...]   # their usage limits (bench/try_limits.py)
+    python bench/try_agents.py spend [AGENT...]    # what they spent, as roost reads it (bench/try_spend.py)
 
 Its figures go to bench/results.json and RESULTS.md (bench/run.py's `record`).
 """
@@ -282,6 +283,9 @@ def main(names):
     if names[:1] == ["limits"]:
         import try_limits       # each agent at its usage limit, resumed at the reset
         return try_limits.main(names[1:])
+    if names[:1] == ["spend"]:
+        import try_spend        # what each agent spent, read by roost, against what was served
+        return try_spend.main(names[1:])
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     chosen = [name for name in AGENTS if not names or name in names]
     folder = run_folder("try-agents-")

@@ -41,6 +41,11 @@ def job_id(env):
     return env.get("ROOST_JOB_ID") or env.get("PI_JOB_ID") or None
 
 
+def job_dir(env):
+    """The directory of the job this process runs in (either name), or None."""
+    return env.get("ROOST_JOB_DIR") or env.get("PI_JOB_DIR") or None
+
+
 def job_identity(env):
     """(job id, token) of the job this process runs in, or None outside a job."""
     token = env.get("ROOST_JOB_TOKEN") or env.get("PI_JOB_TOKEN")

@@ -60,8 +60,11 @@ def test_run_with_a_built_in_profile_needs_no_roost_json(daemon, tmp_path):
     # The task goes in claude's argv; the trust dialog comes first and reads as one.
     wait_for(lambda: claude.events(), what="the stand-in to start")
     # Before the task: roost's MCP server for Claude Code, and its tools allowed.
-    mcp_config, allowed, session_flag, session, dashes, task = claude.events()[0]["argv"]
+    mcp_config, allowed, settings_flag, settings, session_flag, session, dashes, task = claude.events()[0]["argv"]
     assert (dashes, task) == ("--", "fix the test") and allowed.startswith("--allowedTools=mcp__roost__roost_peers,")
+    # issue 29: its status line roost's, which records the plan windows and shows the user's own
+    assert settings_flag == "--settings"
+    assert json.loads(settings)["statusLine"]["command"] == "roost statusline claude"
     # Its own conversation id (issue 19), the one its resume names.
     launch = job_record(daemon.home, job_id)["launch"]
     assert (session_flag, session) == ("--session-id", launch["sessionId"])
@@ -113,7 +116,8 @@ def test_profiles_lists_the_built_in_ones_and_roost_jsons(daemon):
     assert os.path.isfile(extension) and extension.endswith(os.path.join("pi", "roost.ts"))
     assert os.path.isfile(os.path.join(os.path.dirname(extension), "..", "src", "roost-agent.ts"))
     text = daemon.cli("profiles").stdout.decode()
-    assert "claude  claude [roost mcp] --session-id {sessionId} (task argv; recorded on 2.1.197)" in text and "from built-in" in text
+    assert "claude  claude [roost mcp] [roost statusline] --session-id {sessionId} (task argv; recorded on 2.1.197)" in text \
+        and "from built-in" in text
 
 
 def test_doctor_says_which_agents_are_found_and_tested_at_their_version(daemon, tmp_path):
@@ -179,7 +183,8 @@ def test_a_profile_copied_from_profiles_json_reads_the_dialog_as_the_built_in_on
     aider = {entry["name"]: entry for entry in listed["profiles"]}["aider"]["profile"]
     # As written: the job's own directory is filled in when it starts.
     assert aider["term"]["dialog"]
-    assert aider["command"] == ["aider", "--chat-history-file", "{jobDir}/aider.chat.history.md"]
+    assert aider["command"] == ["aider", "--chat-history-file", "{jobDir}/aider.chat.history.md",
+                                "--analytics-log", "{jobDir}/aider.analytics.jsonl"]
     pi = {entry["name"]: entry for entry in listed["profiles"]}["pi"]["profile"]
     assert any(word.startswith("{bundle}/") for word in pi["command"])   # as written, not expanded
     write_config(daemon.home, {"agentProfiles": {"my-aider": aider}})

@@ -74,7 +74,7 @@ def test_a_limit_screen_reads_as_limit_with_when_it_resets(daemon, tmp_path):
     assert "limit pattern" in text
     assert "roost types 'continue' into it at" in text
     listed = daemon.cli("list").stdout.decode()
-    assert re.search(rf"{job_id}\s+limit\s+\S+\s+limited\s+You've hit your limit · resets 3:05pm", listed)
+    assert re.search(rf"{job_id}\s+limit\s+\S+\s+—\s+limited\s+You've hit your limit · resets 3:05pm", listed)
     entries = [json.loads(line) for line in open(os.path.join(daemon.home, "jobs", job_id, "timeline.jsonl"))]
     limited = [entry for entry in entries if entry["kind"] == "state" and entry.get("waitingFor") == "limit"]
     assert limited and limited[-1]["resetsAt"] == resets_at and limited[-1]["why"]["rule"] == "limit"

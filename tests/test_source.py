@@ -110,6 +110,9 @@ RANKS = {
     "roost.events": 6,
     "roost.jobs": 7,
     "roost.peers": 8,
+    # what the fleet spends: reads the jobs' agents' records, parks jobs over budget,
+    # and admits the starts of the board, the schedules and the concierge (issue 29)
+    "roost.spend": 8,
     "roost.board": 9,
     "roost.schedule": 10,
     "roost.concierge": 11,
@@ -353,7 +356,7 @@ def test_a_planted_long_module_breaks_the_size_rule():
 # library's, and these dependencies' (roost.spec checks the installed ones as it builds).
 DEPENDENCIES = ("gevent", "greenlet", "zope", "ujson", "pexpect", "ptyprocess", "pyte", "wcwidth",
                 "dulwich", "urllib3", "docopt", "PyInstaller", "altgraph", "packaging", "pytest",
-                "mcp", "mcp_types", "pydantic", "anyio")
+                "mcp", "mcp_types", "pydantic", "anyio", "inotify_simple")
 
 
 def shadowing(entries):
@@ -389,7 +392,7 @@ def _string_constants(tree):
 # decide by time are handed a clock and read no other, so a test can move time.
 DECIDE_BY_TIME = ("roost.jobs.limit_resume", "roost.schedule.clock", "roost.schedule.book", "roost.notify.notifier",
                   "roost.jobs.reaping", "roost.concierge.digests", "roost.board.preparing", "roost.jobs.runner",
-                  "roost.jobs.processes")
+                  "roost.jobs.processes", "roost.spend.budgets", "roost.spend.admission", "roost.spend.windows")
 _WALL_CLOCK = re.compile(r"^def _?now_ms\(|time\.time\(\) \* 1000", re.MULTILINE)
 _OWN_TIME = re.compile(r"\bnow_ms\(\)|\btime\.(time|monotonic|sleep)\(|gevent\.(spawn_later|sleep)\(")
 

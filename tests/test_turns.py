@@ -34,6 +34,31 @@ def test_callers_are_served_in_the_order_they_came_round_and_round():
         assert [name for number, name in served if number == round_number] == list("abcdef")
 
 
+def test_callers_are_served_while_another_greenlet_yields_on_every_turn():
+    # A long job done in slices with gevent.sleep(0) between (a big file read, a screen
+    # rebuilt from a log) leaves something pending on every turn of the loop: readers'
+    # turns come all the same.
+    def spinner():
+        while True:
+            gevent.sleep(0)
+
+    spinning = gevent.spawn(spinner)
+    turns = Turns()
+    served = []
+
+    def caller(name):
+        for round_number in range(3):
+            turns.wait()
+            served.append((round_number, name))
+
+    callers = [gevent.spawn(caller, name) for name in "abc"]
+    try:
+        gevent.joinall(callers, timeout=10)
+    finally:
+        spinning.kill()
+    assert len(served) == 9, served
+
+
 def test_more_floods_than_a_turn_holds_are_each_read_and_the_loop_turns_between():
     floods = [Job(FLOOD, term={"settleMs": 100}) for _ in range(12)]
     ticks = []

@@ -19,9 +19,8 @@ PAGE_SCRIPT = os.path.join(WEB, "static", "app.js")
 # The calls that send a request: the daemon client's request/call, the mirror's own.
 SENDERS = ("request", "call", "_call")
 # Fields a page row holds beyond the daemon's: the machine it runs on (roost.hub.links,
-# with several hosts). `spend` is issue 29's, drawn once the rows carry it.
+# with several hosts).
 NOT_THE_DAEMONS = {"host"}
-AHEAD_OF_THE_ROW = {"spend"}
 # The page's routes that pass on an op's answer (roost.web.app): route -> (op, its actions).
 ROUTE_ANSWERS = {"reply": ("reply", None), "keys": ("keys", None), "later": ("notify", ("later",)),
                  "task": ("task", app.TASK_ACTIONS)}
@@ -162,7 +161,7 @@ def answered(route, action):
 
 def test_a_page_row_holds_only_what_a_jobs_row_declares():
     extra = set(mirror.PAGE_FIELDS) - set(shapes.JOB_ROW.fields) - NOT_THE_DAEMONS
-    assert extra <= AHEAD_OF_THE_ROW, f"fields roost web sends its pages that no job's row declares: {extra}"
+    assert not extra, f"fields roost web sends its pages that no job's row declares: {extra}"
 
 
 def test_the_page_reads_only_what_its_answers_hold():

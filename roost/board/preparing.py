@@ -20,7 +20,7 @@ import secrets
 import gevent
 
 from roost import git, store
-from roost.board import places, task_git
+from roost.board import places, queued_starts, task_git
 from roost.board.review import Reviews
 from roost.errors import BLOCKED, BUSY, CONFLICT, RoostError, bad_request
 from roost.events.bus import one_line
@@ -41,7 +41,7 @@ def _reached(step):
 
 
 class Preparations:
-    def __init__(self, home, board, actions, stages, locks, launcher, config, clock, checks):
+    def __init__(self, home, board, actions, stages, locks, launcher, config, clock, checks, admission):
         self.home = home
         self.board = board
         self.actions = actions
@@ -51,6 +51,7 @@ class Preparations:
         self.config = config
         self.clock = clock          # roost.clock: when a hold ends, when a limit's reset comes
         self.checks = checks        # a start's setup runs as a check
+        self.admission = admission  # roost.spend.admission: budgets, plan windows, maxLive (issue 29)
         self.timers = {}            # task id -> the timer that ends its hold
         self.reset_timers = {}      # task id -> the timer that starts its agent after a limit's reset
 
@@ -283,6 +284,27 @@ class Preparations:
             note=f"waits for the {provider} usage limit's reset at {limits.clock(reset)}: its agent starts then")
         self._arm_reset(task["id"], reset)
 
+    def _wait_for_slot(self, task, args, hold, actor, verdict):
+        """issue 29: a plan window used past admitBelowPercent waits for its reset, as a
+        known limit does; past maxLive the start is queued (`startQueued`, tried again in
+        order when a session of its provider ends or parks)."""
+        if verdict.kind == "wait":
+            workspace = self._take_hold(task, hold) if hold is not None else task["workspace"]
+            workspace.pop("pendingLaunch", None)
+            self.stages.move(task, "working", actor=actor,
+                             startAfterLimit={"at": verdict.resets_at, "launch": args},
+                             note=f"waits: {verdict.why}: its agent starts then")
+            self._arm_reset(task["id"], verdict.resets_at)
+            return
+        workspace = self._take_hold(task, hold) if hold is not None else task["workspace"]
+        workspace.pop("pendingLaunch", None)
+        self.stages.move(task, "working", actor=actor, startQueued={"at": self.clock.now_ms(), "launch": args},
+                         note=f"{verdict.why}: its agent starts when one ends")
+
+    def start_queued(self, provider=None):
+        """The starts maxLive queued, tried again in order (roost.board.queued_starts)."""
+        queued_starts.start_queued(self)
+
     def _arm_reset(self, task_id, reset):
         timer = self.reset_timers.pop(task_id, None)
         if timer is not None:
@@ -332,12 +354,20 @@ class Preparations:
         if limit is not None:
             self._wait_for_reset(task, args, hold, actor, *limit)
             return None
+        verdict = self.admission.check(args, key=f"task:{task['id']}", task=task["id"])
+        if verdict is not None and verdict.kind == "refuse":
+            raise RoostError(BUSY, verdict.why)             # a budget it would break (issue 29)
+        if verdict is not None:
+            self._wait_for_slot(task, args, hold, actor, verdict)
+            return None
         workspace = task.get("workspace") or {}
         is_agent = bool(args.get("profile") or args.get("protocol"))
         given = args.get("task") or (args.get("term") or {}).get("typeTask")
         if is_agent and not given:
             args["task"] = self.prompt(task, hold or workspace)
-        job = self.launcher.launch(args, extra={"task": one_line(f"#{task['id']} {task['title']}", 200)})
+        # taskId: whose spend it is (issue 29), whatever its row's text says
+        job = self.launcher.launch(args, extra={"task": one_line(f"#{task['id']} {task['title']}", 200),
+                                                "taskId": task["id"]})
         workspace = self._take_hold(task, hold) if hold is not None else task["workspace"]
         if is_agent and not given:
             workspace["comments"] = []      # they went with the prompt

@@ -15,7 +15,8 @@ def table(tasks):
         if task.get("prepared") and not workspace.get("stage"):
             shown = "prepared"
         after = f"  (after {', '.join('#' + str(other) for other in task['after'])})" if task.get("after") else ""
-        lines.append(f"  {'#' + str(task['id']):>4}  {shown:<9}  {holder[:20]:<20}  {task['title']}{after}")
+        spent = f"  ({spend_text(task['spend'])})" if task.get("spend") else ""
+        lines.append(f"  {'#' + str(task['id']):>4}  {shown:<9}  {holder[:20]:<20}  {task['title']}{after}{spent}")
         if workspace.get("note") and workspace.get("stage") not in ("merged",):
             lines.append(f"  {'':>4}  {'':<9}  {'':<20}  - {workspace['note']}")
         for entry in workspace.get("overlaps") or []:
@@ -23,6 +24,13 @@ def table(tasks):
         if task.get("paths") and task["state"] not in ("done", "dropped"):
             lines.append(f"  {'':>4}  {'':<9}  {'':<20}  paths: {', '.join(task['paths']['globs'])}")
     return "\n".join(lines)
+
+
+def spend_text(spend):
+    """What a task's jobs spent (issue 29): list-price USD, or the tokens when a model has no price."""
+    from roost.cli.commands.list import spend_text as shown
+
+    return f"spent {shown(spend)} in {len(spend.get('jobs') or ())} job{'' if len(spend.get('jobs') or ()) == 1 else 's'}"
 
 
 def overlap(entry):

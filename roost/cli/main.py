@@ -129,8 +129,8 @@ def main(argv, env=None, stdout=None, stderr=None):
     if hosts and socket_override:
         stderr.write("roost: --socket and --host name two different daemons: give one\n")
         return ExitStatus.USAGE
-    if len(hosts) > 1 and name != "hub":
-        stderr.write(f"roost {name}: it runs against one daemon; several --host are for the hub\n")
+    if len(hosts) > 1 and name not in ("hub", "usage"):
+        stderr.write(f"roost {name}: it runs against one daemon; several --host are for the hub and usage\n")
         return ExitStatus.USAGE
     context = Context(env, socket_override, stdout, stderr, hosts)
     return run_command(entry, name, args, context)

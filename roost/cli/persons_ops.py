@@ -5,10 +5,11 @@ nothing of the daemon's. tests/unit/test_cli_refusals.py checks that it says wha
 daemon's table says."""
 
 OPS = frozenset({
-    "attach", "attach-input", "attach-resize", "concierge", "concierge-ask", "concierge-order", "detach",
-    "dispatch", "doctor", "events", "explain", "keys", "limit-resume", "limits", "notify", "peek", "pin",
-    "rename", "reorder", "reply", "respawn", "rm", "schedule-add", "schedule-pause", "schedule-rm",
-    "schedule-run", "schedules", "screen", "screen-stop", "shutdown", "stop", "subscribe", "timeline",
+    "attach", "attach-input", "attach-resize", "budget-allow", "budgets", "concierge", "concierge-ask",
+    "concierge-order", "detach", "dispatch", "doctor", "events", "explain", "keys", "limit-resume", "limits",
+    "notify", "peek", "pin", "prices", "rename", "reorder", "reply", "respawn", "rm", "schedule-add",
+    "schedule-pause", "schedule-rm", "schedule-run", "schedules", "screen", "screen-stop", "shutdown", "stop",
+    "subscribe", "timeline", "usage", "windows",
 })
 # An op with actions: the actions that are the person's.
 ACTIONS = {

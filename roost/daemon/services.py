@@ -4,6 +4,9 @@ Mercurial's command server builds its own); the ops reach them through `call.ser
     config, keeper, feed -> bus -> jobs -> runner -> links -> replies, reaper, launcher
     jobs, runner, replies -> timelines (each job's flight recorder) -> sessions (each agent's own)
     jobs, replies, config, bus -> limit resumes (parked jobs typed into at their reset)
+    windows; jobs, config, windows -> spend; jobs, config, spend, replies, bus -> budgets (park
+        a job over a budget); jobs, config, budgets, windows -> admission (each job's tokens
+        from its agent's records, its row's `spend`; the plan windows the records carry)
     jobs -> directory -> messenger -> watches (peers) -> board, its actions -> stages, task locks
       -> checks -> preparations, reviews, merges, exits -> upkeep -> workspaces; radar
     jobs, launcher -> schedules (the book) -> scheduler (their one timer)
@@ -64,6 +67,10 @@ from roost.peers.messages import Messenger
 from roost.peers.watches import Watches
 from roost.schedule.book import ScheduleBook
 from roost.schedule.clock import Scheduler
+from roost.spend.admission import Admission
+from roost.spend.budgets import Budgets
+from roost.spend.tracker import SpendTracker
+from roost.spend.windows import Windows
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +119,10 @@ class Services:
         self.timelines = Timelines(self.jobs)
         self.sessions = SessionFinder(self.jobs, self.timelines)
         self.limit_resumes = LimitResumer(self.jobs, self.replies, self.config, self.bus, self.clock)
+        self.windows = Windows(home, self.clock)
+        self.spend = SpendTracker(self.jobs, self.config, home, self.windows, self.clock)
+        self.budgets = Budgets(self.jobs, self.config, self.spend, self.replies, self.bus, self.clock)
+        self.admission = Admission(self.jobs, self.config, self.budgets, self.windows, self.clock)
         self.directory = PeerDirectory(self.jobs)
         self.messenger = Messenger(self.directory, self.runner, self.replies, self.links, self.bus)
         self.watches = Watches(home, self.jobs, self.directory, self.messenger)
@@ -126,7 +137,8 @@ class Services:
         self.task_locks = TaskLocks(self.board, self.stages)
         board_parts = (self.board, self.board_actions, self.stages, self.task_locks)
         self.checks = Checks(home, *board_parts, self.jobs, self.launcher)
-        self.preparations = Preparations(home, *board_parts, self.launcher, self.config, self.clock, self.checks)
+        self.preparations = Preparations(home, *board_parts, self.launcher, self.config, self.clock, self.checks,
+                                         self.admission)
         self.reviews = Reviews(*board_parts)
         self.merges = Merges(*board_parts, self.checks)
         self.exits = Exits(self.board_actions, self.task_locks)
@@ -135,7 +147,7 @@ class Services:
                                      self.exits, self.upkeep)
         self.schedules = ScheduleBook(home, self.jobs, self.config, self.clock)
         self.scheduler = Scheduler(self.schedules, self.jobs, self.runner, self.launcher, self.replies, self.bus,
-                                   self.clock)
+                                   self.clock, self.admission)
         self.orders = StandingOrders(home, self.bus)
         self.concierge = ConciergeDesk(home, self.jobs, self.runner, self.launcher, self.replies, self.config,
                                        self.bus, self.subscribers.push, self.orders)
@@ -159,10 +171,11 @@ class Services:
         for hook in (self.timelines.row_changed, self.sessions.row_changed, self.reaper.row_changed,
                      self.subscribers.row_changed, self.board_actions.row_changed, checks.row_changed,
                      self.concierge.row_changed, self.notifier.row_changed, self.radar.row_changed,
-                     self.limit_resumes.row_changed):
+                     self.limit_resumes.row_changed, self.spend.row_changed, self.admission.row_changed):
             self.jobs.on_row_change.append(hook)
         for hook in (self.subscribers.removed, self.board_actions.removed, checks.removed, self.notifier.removed,
-                     self.spawn_trees.removed):      # a tree's root removed: its spawned jobs with it
+                     self.spawn_trees.removed,       # a tree's root removed: its spawned jobs with it
+                     self.spend.removed):
             self.jobs.on_remove.append(hook)
         # The feed's listeners: kept watches fire before hubs hear of the event.
         self.bus.listeners.append(self.watches.event)
@@ -173,6 +186,9 @@ class Services:
         self.orders.on_change = self.digests.changed
         self.board_actions.done_by.append(self.workspaces.finish)     # M55: a workspace's done
         self.checks.on_setup_passed.append(self.preparations.launch_session)   # then its session starts
+        self.spend.on_spend.append(self.budgets.spent)      # a job over its budget is parked
+        self.admission.on_free.append(lambda provider: self.scheduler.changed())   # the queued try again
+        self.admission.on_free.append(self.preparations.start_queued)
 
     def attached(self, job_id):
         """A person is in this job's terminal now (roost attach, the hub's enter)."""
@@ -214,8 +230,15 @@ class Services:
             self.scheduler.start()      # after adoption: a cut-short run is known as such
         except Exception:
             log.exception("starting the schedules failed")
+        try:
+            self.preparations.start_queued()     # task starts maxLive queued (issue 29)
+        except Exception:
+            log.exception("starting the queued task starts failed")
         self.digests.start()
         self.limit_resumes.start()      # after adoption: parked rows are resumed from their records
+        self.windows.load()
+        self.spend.start()              # each ledger from its file, then what was written meanwhile
+        self.budgets.start()
         running = sum(1 for job in self.jobs.all() if job.running)
         self.bus.publish("daemon", f"roost {__version__} started: {running} jobs running")
 
@@ -227,6 +250,9 @@ class Services:
         self.scheduler.stop()
         self.digests.stop()
         self.limit_resumes.stop()
+        self.budgets.stop()
+        self.spend.stop()
+        self.windows.flush()
         adoption.shut_down(self.runner, keep_workers)
         self.jobs.flush()
         self.bus.flush()

@@ -22,7 +22,7 @@ from roost.clock import now_ms
 from roost.hub import actions, views
 from roost.hub.editor import CANCEL, DONE, ESCAPE, LineEditor
 from roost.hub.fleet import Fleet
-from roost.hub.machines import Machines, receive
+from roost.hub.machines import TODAY_EVERY_S, Machines, receive
 from roost.hub.screen import age_changes_in, since_of
 
 QUIT = "quit"
@@ -136,6 +136,8 @@ class Hub:
                    (self.entries[index] for index in self.painter.shown if index < len(self.entries))
                    if entry[0] == "row"]
         changes = [change for change in changes if change is not None] + retries
+        if self.fleet.spend_stale:
+            changes.append(TODAY_EVERY_S)       # today's spend, read again once it may be
         return min(changes) if changes else None
 
     def resize(self):

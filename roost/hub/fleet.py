@@ -8,6 +8,7 @@ start-up), then by how long it has waited; each ranked row carries its reason.
 """
 
 import collections
+import time
 
 from roost.rows import order_key
 
@@ -45,6 +46,9 @@ class Fleet:
         self._counts = (None, None)      # (layout, counts)
         self.board_stale = False         # a board push came: the tasks are read again
         self.hosts = None                # several machines: each one's state, as text
+        self.today = {}                  # machine (None: the one) -> its `usage` total today (issue 29)
+        self.spend_stale = False         # a row's spend changed: today's total is read again
+        self.windows = {}                # machine -> its providers' plan windows (`windows`)
 
     # -- what the daemon says ---------------------------------------------------------
 
@@ -93,6 +97,8 @@ class Fleet:
 
     def _keep(self, row):
         old = self.rows.get(row["id"])
+        if (old or {}).get("spend") != row.get("spend"):
+            self.spend_stale = True
         if old is None or self.filter or any(old.get(field) != row.get(field) for field in LAYOUT_FIELDS):
             self.layout += 1
         if row.get("role") == "concierge":
@@ -209,6 +215,51 @@ class Fleet:
         if counts.get("needsYou"):
             parts.append(f"{counts['needsYou']} need you")
         return "board: " + ", ".join(parts)
+
+    def set_today(self, host, total):
+        if total is not None and self.today.get(host) != total:
+            self.today[host] = total
+            self.version += 1
+
+    def set_windows(self, host, windows):
+        if windows is not None and self.windows.get(host) != windows:
+            self.windows[host] = windows
+            self.version += 1
+
+    def windows_text(self, now_ms):
+        """`anthropic 5h 25% (14:00) 7d 50%`: each provider's windows, as last read on
+        any machine shown; a reading past its reset is left out."""
+        newest = {}
+        for windows in self.windows.values():
+            for entry in windows or ():
+                key = (entry.get("provider"), entry.get("window"))
+                if entry.get("stale") or (entry.get("resetsAt") and entry["resetsAt"] <= now_ms):
+                    continue
+                if key not in newest or entry.get("at", 0) > newest[key].get("at", 0):
+                    newest[key] = entry
+        parts, last = [], None
+        for (provider, window), entry in sorted(newest.items(), key=lambda item: (item[0][0] or "",
+                                                                                   item[1].get("minutes") or 0)):
+            resets = time.strftime("%H:%M", time.localtime(entry["resetsAt"] / 1000)) if entry.get("resetsAt") else "?"
+            parts.append((f"{provider} " if provider != last else "") + f"{window} {entry['usedPercent']:.0f}% ({resets})")
+            last = provider
+        return "  ".join(parts) or None
+
+    def today_text(self):
+        """What the fleet (every machine shown) spent today, or None: a usd is None when
+        any machine's is (a model without a price), its tokens are then shown."""
+        if not self.today:
+            return None
+        usd, tokens, unpriced = 0.0, 0, set()
+        for total in self.today.values():
+            tokens += (total.get("tokens") or {}).get("input", 0) + (total.get("tokens") or {}).get("output", 0)
+            unpriced |= set(total.get("unpriced") or ())
+            usd = None if usd is None or total.get("usd") is None else usd + total["usd"]
+        if not tokens:
+            return None
+        if usd is not None:
+            return f"today ${usd:,.2f}" if usd >= 0.995 else f"today ${usd:.4f}"
+        return f"today {tokens:,} tokens (no price: {', '.join(sorted(unpriced))})"
 
     def concierge_line(self):
         row = self.concierge

@@ -11,6 +11,7 @@ from roost.hub.links import job_id_of
 
 FEED_AT_START = 100
 CONNECT_S = 15.0       # a machine that does not answer its subscribe within this is down
+TODAY_EVERY_S = 2.0    # today's spend is read again at most this often (issue 29)
 
 
 class Machines:
@@ -23,6 +24,7 @@ class Machines:
         self.fleet = fleet
         self.on_push = on_push
         self.say = say
+        self._today_at = {}     # machine -> when its spend today was last read (monotonic)
 
     @property
     def client(self):
@@ -87,6 +89,7 @@ class Machines:
         tasks = None
         if link is self.links[0]:
             tasks = link.tasks((self.call("task", {"action": "list"}, quiet=True, link=link) or {}).get("tasks"))
+        self._read_today(link)
         if self.several:
             self.fleet.load_host(link.name, rows, events, tasks)
         else:
@@ -96,6 +99,21 @@ class Machines:
         if link.why is not None:
             self.say(f"{link.name}: back")
         link.up()
+
+    def _read_today(self, link):
+        """issue 29: what the machine spent today (`usage`), read when it is loaded and
+        when a pushed row's spend changed (at most every TODAY_EVERY_S): no polling."""
+        now = time.monotonic()
+        if now - self._today_at.get(link.name, -TODAY_EVERY_S) < TODAY_EVERY_S:
+            self.fleet.spend_stale = True        # read again at a later push
+            return
+        self._today_at[link.name] = now
+        result = self.call("usage", {"by": "host", "since": "today"}, quiet=True, link=link)
+        if result is not None:
+            self.fleet.set_today(link.name if self.several else None, result.get("total"))
+        windows = self.call("windows", {}, quiet=True, link=link)
+        if windows is not None:
+            self.fleet.set_windows(link.name if self.several else None, windows.get("windows"))
 
     def link_of(self, row):
         return next((link for link in self.links if link.name == row.get("host")), self.links[0])
@@ -176,6 +194,11 @@ class Machines:
             # The board shown is the first machine's: another's counts would overwrite it.
             if "event" in message and (link is self.links[0] or message.get("event") != "board"):
                 self.on_push(link.message(message))
+        if self.fleet.spend_stale:
+            self.fleet.spend_stale = False
+            for each in self.links:
+                if each.client is not None and not each.connecting:
+                    self._read_today(each)
         if self.fleet.board_stale and link is self.links[0]:
             self.fleet.board_stale = False
             tasks = self.call("task", {"action": "list"}, quiet=True, link=link)

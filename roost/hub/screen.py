@@ -58,6 +58,8 @@ def row_text(row, group, reason):
         resets = row.get("resetsAt")
         when = f"resets {time.strftime('%H:%M', time.localtime(resets / 1000))}" if resets else "no reset time shown"
         return f"[usage limit, {when}] {row.get('summary') or ''}"
+    if group == "needs" and row.get("waitingFor") == "budget":
+        return f"[budget] {(row.get('budgetHold') or {}).get('why') or ''}  (roost budget allow {row['id']})"
     if group == "needs":
         asked = row.get("question") or row.get("summary") or f"waits ({row.get('waitingFor') or 'an answer'})"
         text = f"[{reason}] {asked}" if reason else asked
@@ -67,6 +69,21 @@ def row_text(row, group, reason):
     if group == "failed":
         return row.get("error") or row.get("summary") or row.get("state") or ""
     return row.get("summary") or row.get("task") or ""
+
+
+def spend_cell(spend):
+    """A row's spend (issue 29): its list-price USD, its tokens where a model has no
+    price, `—` where roost cannot read it."""
+    if not spend:
+        return "—"
+    if spend.get("usd") is not None:
+        return f"${spend['usd']:.2f}" if spend["usd"] >= 0.995 else f"${spend['usd']:.3f}"
+    tokens = spend.get("tokens") or {}
+    whole = (tokens.get("input") or 0) + (tokens.get("output") or 0)
+    for size, unit in ((1_000_000, "M"), (1_000, "k")):
+        if whole >= size:
+            return f"{whole / size:.3g}{unit}t"
+    return f"{whole}t"
 
 
 def extra_lines(fleet):
@@ -144,6 +161,12 @@ class Painter:
         header = "roost hub  " + "  ".join(f"{counts[group]} {label}" for group, label in
                                            (("needs", "need you"), ("working", "working"),
                                             ("finished", "finished"), ("failed", "failed")))
+        today = fleet.today_text()
+        if today:
+            header += f"   {today}"
+        windows = fleet.windows_text(now_ms())
+        if windows:
+            header += f"   {windows}"
         if fleet.filter:
             header += f"   filter: {printable(fleet.filter, 40)}"
         self.put(0, 0, header, curses.A_BOLD)
@@ -182,7 +205,8 @@ class Painter:
         name = host_mark(row) + printable(row.get("name") or row["id"], 18)
         when = age(since_of(row, group), now)
         text = printable(row_text(row, group, reason), 500)
-        line = f"{cursor}{pin}{self.glyphs[group]} {name:<18} {when:>4}  {text}"
+        spent = spend_cell(row.get("spend"))
+        line = f"{cursor}{pin}{self.glyphs[group]} {name:<18} {when:>4} {spent:>8}  {text}"
         attr = curses.A_REVERSE if chosen else curses.A_NORMAL
         if chosen:
             self.put(y, 0, line.ljust(width), attr)

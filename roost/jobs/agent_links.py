@@ -53,8 +53,8 @@ class AgentLinks:
         order. Called whenever the book may hold something new for it; sending twice is
         impossible, so calling it too often costs nothing."""
         session = self.session(job)
-        if session is None:
-            return
+        if session is None or job.record.get("budgetHold"):
+            return      # parked at a budget (issue 29): delivered once the person allows more
         sent = self.sent.setdefault(job.id, set())
         takes_items = job.id in self.agent_items
         ready = job.replies().ready

@@ -11,7 +11,8 @@ An argument that starts with `{bundle}/` names a file shipped with roost (the pi
 extension): it is expanded when the program is started, so a job started again after
 an upgrade gets the new release's file, not the removed copy of the old one's. So is
 `{roost-mcp:claude}` (and `:codex`): the words that give the agent roost's MCP server
-(roost.mcp_config), so Claude Code and Codex have roost's tools with no glue.
+(roost.mcp_config), so Claude Code and Codex have roost's tools with no glue; and
+`{roost-statusline:claude}`: Claude Code's status line made roost's (`roost statusline`).
 `{sessionId}` in a command and its resume is the job's own conversation id, drawn once
 at dispatch (roost.jobs.recovery): Claude Code starts with `--session-id` and resumes
 with `--resume` that id, never the latest conversation of the folder (another job's).
@@ -29,6 +30,11 @@ log = logging.getLogger(__name__)
 
 BUNDLE = "{bundle}/"
 MCP = re.compile(r"^\{roost-mcp:([a-z]+)\}$")   # the words that give that agent roost mcp
+# issue 29: the words that make Claude Code's status line roost's (`roost statusline`,
+# run from the job's PATH), which records its plan windows and shows the user's own.
+STATUS_LINE = "{roost-statusline:claude}"
+STATUS_LINE_ARGS = ["--settings", json.dumps({"statusLine": {"type": "command", "command": "roost statusline claude"}},
+                                             separators=(",", ":"))]
 _loaded = None
 
 
@@ -60,6 +66,8 @@ def expand(argv):
             expanded.append(files.bundled(word[len(BUNDLE):]))
         elif MCP.match(word):
             expanded += mcp_config.mcp_args(MCP.match(word).group(1), userenv.roost_command(), roost_env())
+        elif word == STATUS_LINE:
+            expanded += STATUS_LINE_ARGS
         else:
             expanded.append(word)
     return expanded
@@ -67,7 +75,8 @@ def expand(argv):
 
 def readable(argv):
     """`argv` as a person reads it: the MCP server's many words as one, `[roost mcp]`."""
-    return ["[roost mcp]" if isinstance(word, str) and MCP.match(word) else expand([word])[0] for word in argv]
+    return ["[roost mcp]" if isinstance(word, str) and MCP.match(word) else
+            "[roost statusline]" if word == STATUS_LINE else expand([word])[0] for word in argv]
 
 
 def roost_env():

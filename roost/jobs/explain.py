@@ -50,6 +50,10 @@ def _said(row):
         return "waiting for its first prompt"
     if state == "blocked" and waiting_for == "limit":
         return "blocked at its usage limit"
+    if state == "blocked" and waiting_for == "budget":
+        hold = row.get("budgetHold") or {}
+        return (f"parked at a budget ({hold.get('why') or 'it went over one'}): roost types nothing into it "
+                f"until `roost budget allow {row['id']}`")
     if state == "blocked" and waiting_for == "question":
         return "waiting for the user's answer"
     if state == "blocked" and row.get("status") is None:

@@ -30,11 +30,15 @@ def reading_fields(job, reading, now=None):
         return {"resetsAt": None}
     why = reading.get("why") or {}
     text = why.get("reset")
+    now = now_ms() if now is None else now
     if not text:
-        return {"resetsAt": None, "limitSeen": None}
+        # issue 29: the agent's own records may know it (a rejection with the plan window's
+        # reset: roost.spend), where the screen does not say.
+        known = job.record.get("limitFromRecords")
+        at = known.get("resetsAt") if isinstance(known, dict) else None
+        return {"resetsAt": at if isinstance(at, int) and at > now else None, "limitSeen": None}
     zone = resets.job_zone_name(job.launch.get("env"))
     seen = job.record.get("limitSeen")
-    now = now_ms() if now is None else now
     if isinstance(seen, dict) and seen.get("text") == text and isinstance(seen.get("at"), int):
         at = resets.reset_at(text, seen["at"], zone)
         if at is not None and at + SAME_LIMIT_MS > now:

@@ -12,11 +12,13 @@ import json
 
 from roost.errors import RoostError, bad_request
 from roost.jobs import builtin_profiles, sessions
-from roost.term import patterns
+from roost.term import keys, patterns
 
 TASK_MODES = ("type", "argv")
 BUILT_IN = "built-in"
 TERM_PATTERNS = ("waiting", "working", "dialog", "limit", "question", "choices")
+# The readers of roost.spend.sources (the jobs layer does not import it: it ranks above).
+SPEND_FROM = ("claude-code", "codex", "aider", "pi", "report")
 
 
 def _users(config):
@@ -167,6 +169,24 @@ def apply(launch, config, task):
             raise bad_request(f"agentProfiles.{name}.limitMenu must be {{choice: text, keys: text}}")
         launch.setdefault("limitMenu", {"choice": menu["choice"], "keys": menu["keys"]})
     launch.setdefault("provider", provider(name, profile))
+    # issue 29: where what the agent spends is read (roost.spend.sources).
+    spend_from = profile.get("spendFrom")
+    if spend_from is not None:
+        if spend_from not in SPEND_FROM:
+            raise bad_request(f"agentProfiles.{name}.spendFrom must be one of {', '.join(SPEND_FROM)}")
+        launch.setdefault("spendFrom", spend_from)
+    # issue 29: the keys that stop the agent's turn at once (a job parked at a budget gets
+    # them once), named as `roost keys` names them.
+    interrupt = profile.get("interrupt")
+    if interrupt is not None:
+        if not isinstance(interrupt, list) or not interrupt or not all(isinstance(key, str) for key in interrupt):
+            raise bad_request(f"agentProfiles.{name}.interrupt must be a list of key names (as roost keys takes them)")
+        for key in interrupt:
+            try:
+                keys.key_bytes(key)
+            except keys.UnknownKey as error:
+                raise bad_request(f"agentProfiles.{name}.interrupt: {error}")
+        launch.setdefault("interrupt", list(interrupt))
     mode = profile.get("task", "type")
     if mode not in TASK_MODES:
         raise bad_request(f"agentProfiles.{name}.task must be one of {', '.join(TASK_MODES)}")

@@ -51,6 +51,9 @@ _ROW_DEFAULTS = {
     "order": None, "orderKey": None,
     # issue 19: when the usage limit a `waitingFor: "limit"` row waits at resets (ms), or null.
     "resetsAt": None,
+    # issue 29: what the job spent, read from its agent's own records (roost.spend), or
+    # null when roost cannot read it or it has spent nothing yet: never a made-up 0.
+    "spend": None,
 }
 # Optional JobRow fields: shown when the record has them.
 _ROW_OPTIONAL = ("usage", "parentSession", "rootSession", "parentOpen", "agent", "prs", "worktree",
@@ -59,10 +62,18 @@ _ROW_OPTIONAL = ("usage", "parentSession", "rootSession", "parentOpen", "agent",
 # roost's own optional fields, shown only while they hold a value: `unreadSince`, since
 # when a terminal agent's screen has matched none of its profile's patterns, once that
 # has lasted (roost.jobs.unread); `held`, while a person attached to a terminal agent has
-# typed a line not yet submitted and roost types nothing there (roost.term.drafts).
-_ROW_WHILE_SET = ("unreadSince", "held")
+# typed a line not yet submitted and roost types nothing there (roost.term.drafts);
+# `budgetHold`, while a job that went over a budget is parked (issue 29, roost.spend.budgets):
+# {budget, why, at}; its row is then `blocked`, `waitingFor: "budget"`.
+_ROW_WHILE_SET = ("unreadSince", "held", "budgetHold")
 
 ROW_FIELDS = frozenset(_ROW_DEFAULTS) | frozenset(_ROW_OPTIONAL) | frozenset(_ROW_WHILE_SET) | {"queued"}
+
+
+def budget_held(job):
+    """The job went over a budget and waits for the person (issue 29): roost types
+    nothing into it, delivers nothing to it, and does not start it again for a reply."""
+    return bool(job.record.get("budgetHold"))
 
 
 class Job:
@@ -143,6 +154,10 @@ class Job:
             if record.get(field) is not None:
                 row[field] = record[field]
         row["queued"] = self.replies().queued if self.job_dir else 0
+        hold = record.get("budgetHold")
+        if hold and row["state"] in LIVE_STATES:
+            # Parked since the hold began, whatever its agent does meanwhile (told once).
+            row["state"], row["waitingFor"], row["stateSince"] = "blocked", "budget", hold.get("at") or row["stateSince"]
         return row
 
 

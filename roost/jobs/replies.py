@@ -25,6 +25,7 @@ import gevent.event
 
 from roost.clock import now_ms
 from roost.errors import UNSUPPORTED, RoostError
+from roost.jobs.record import budget_held
 from roost.term.reading import ready_for_text, shows_dialog
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,9 @@ class ReplyDesk:
             # spec: a reply of /stop is never delivered: the daemon stops the job.
             self.runner.stop(job)
             return {"delivered": False, "saved": False, "stopped": True}
+        if budget_held(job):
+            # Parked at a budget (issue 29): kept, and typed once the person allows more.
+            return self._keep(job, text, mode, request_id, who, who_id)
         connected = job.protocol and self.links.connected(job)
         if job.protocol and text.startswith("/") and not connected:
             # spec "Replies": a command is meaningful live only.
@@ -111,6 +115,8 @@ class ReplyDesk:
         while True:
             if terminal is None or job.terminal is not terminal or terminal.closed or job.protocol:
                 return {"submitted": False, "error": "the job has no terminal now"}
+            if budget_held(job):
+                return {"submitted": False, "ready": False, "error": "the job is parked at a budget"}
             terminal.wait_for(lambda: not terminal.held or terminal.closed)
             if not still():
                 return {"submitted": False, "ready": False, "error": "the screen no longer shows what it did"}
@@ -156,9 +162,15 @@ class ReplyDesk:
             event.wait(min(0.5, max(0.0, deadline - time.monotonic())))
         return True
 
+    def released(self, job):
+        """A job's budget hold lifted: what waited is typed, or delivered, now."""
+        if job.protocol:
+            self.links.flush(job)
+        self.kick(job)
+
     def kick(self, job):
         """Start the job's typing greenlet when it has replies waiting and a live screen."""
-        if job.protocol or job.terminal is None or not job.running:
+        if job.protocol or job.terminal is None or not job.running or budget_held(job):
             return
         typist = self._typists.get(job.id)
         if typist is not None and not typist.dead:
@@ -199,6 +211,8 @@ class ReplyDesk:
                 terminal.wait_for(lambda: not terminal.held and (
                     (resuming and terminal.typed_not_submitted(text))
                     or ready_for_text(terminal.reading) or job.protocol))
+                if budget_held(job):
+                    return      # parked at a budget: the allow starts a typist again (released)
                 self._adopted.discard(job.id)
                 if job.terminal is not terminal or terminal.closed or terminal.eof.is_set() or job.protocol:
                     return

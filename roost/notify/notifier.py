@@ -30,11 +30,12 @@ from roost.notify.masking import mask
 
 log = logging.getLogger(__name__)
 
-KINDS = ("question", "dialog", "limit", "failure", "review")
+KINDS = ("question", "dialog", "limit", "failure", "review", "budget")
 REMINDER_MINUTES = 15
 SETTLE_S = 1.0       # how long a wait holds before it is told
 FIRST_LINE = 300
 SAYS = {"question": "asks", "dialog": "waits at a dialog", "limit": "stopped at its usage limit", "failure": "failed",
+        "budget": "is parked at its budget",
         "review": "is ready for review"}
 
 
@@ -44,7 +45,7 @@ def need(row):
         return None
     if row.get("state") == "blocked" or row.get("waitingFor"):
         # A usage limit is not a question: nothing to answer, roost may resume it itself.
-        if row.get("waitingFor") in ("dialog", "limit"):
+        if row.get("waitingFor") in ("dialog", "limit", "budget"):
             return row["waitingFor"]
         return "question"
     if row.get("state") == "failed":
@@ -208,6 +209,9 @@ class Notifier:
                     else "the screen gives no reset time") + f": {row.get('summary') or ''}"
         elif kind == "dialog":
             what = row.get("question") or row.get("summary") or "a dialog waits for an answer"
+        elif kind == "budget":
+            what = (row.get("budgetHold") or {}).get("why") or "it went over a budget"
+            what += f" (roost budget allow {row.get('id')})"
         else:
             what = row.get("question") or row.get("summary") or "it waits for an answer"
         title = f"roost: {name} {SAYS[kind]}" + (" (still waiting)" if reminder else "")

@@ -39,7 +39,7 @@ ROWS = {}
 QUICK = set()
 
 _MODULES = ("system", "jobs", "terminal", "agents", "feed", "peers", "board", "workspaces", "profiles", "schedules",
-            "concierge", "notify", "timeline", "limits", "screens")
+            "concierge", "notify", "timeline", "limits", "screens", "spend")
 
 
 class Row:

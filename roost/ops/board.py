@@ -9,6 +9,7 @@ from roost.contract import LEFT_OUT, Anything, Choice, Integer, ListOf, Text
 from roost.errors import BAD_REQUEST, BLOCKED, CONFLICT, FULL, NOT_FOUND, UNAUTHORIZED, UNSUPPORTED, RoostError
 from roost.ops import action, callers, op
 from roost.ops.shapes import BOARD_TASK, SEND_OUTCOMES
+from roost.spend import usage
 
 TASK_ID = Integer("A task's id (a positive integer, or a string of digits).", minimum=1, digits_ok=True)
 MAX_AFTER = 50     # tasks a task may wait on
@@ -50,7 +51,23 @@ def actor_of(call):
 def _list(call, actor):
     # M59: a branch merged by hand is marked merged when the board is listed.
     call.services.workspaces.upkeep.notice_merged()
-    return {"tasks": call.services.board_actions.visible(actor, call.args["project"] if actor.person else None)}
+    tasks = call.services.board_actions.visible(actor, call.args["project"] if actor.person else None)
+    if actor.person:
+        tasks = _with_spend(call, tasks)
+    return {"tasks": tasks}
+
+
+def _with_spend(call, tasks):
+    """issue 29: each task's spend, every job it ever had (verify runs and retries too):
+    {tokens, usd, unpriced, jobs}, or null when none of its jobs spent what roost reads."""
+    spend = call.services.spend
+    by_task = {group["key"]: group for group in usage.group(spend.entries(), "task", None, spend.prices())["groups"]}
+    shown = []
+    for task in tasks:
+        group = by_task.get(str(task["id"]))
+        shown.append(dict(task, spend=None if group is None else {key: group[key] for key in
+                                                                   ("tokens", "usd", "unpriced", "jobs")}))
+    return shown
 
 
 @action("task", "add", args={

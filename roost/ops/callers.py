@@ -53,6 +53,12 @@ REFUSED = {
     # roost's own (issue 19): the jobs parked at their usage limit, and a job's resume.
     "limits": _PERSON_ONLY,
     "limit-resume": _PERSON_ONLY,
+    # roost's own (issue 29): what the fleet spends, and the price table in force.
+    "usage": _PERSON_ONLY,
+    "prices": _PERSON_ONLY,
+    "windows": _PERSON_ONLY,
+    "budgets": _PERSON_ONLY,
+    "budget-allow": _PERSON_ONLY,
     "rename": _PERSON_ONLY,
     "reorder": _PERSON_ONLY,
     "subscribe": _PERSON_ONLY,

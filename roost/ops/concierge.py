@@ -108,7 +108,12 @@ def concierge_act(call):
     job = _concierge(call)
     what = call.args["what"]
     if what == "dispatch":
-        return call.services.concierge.act(job, what, launch=call.args["launch"], why=_why(call))
+        launch = call.args["launch"]
+        verdict = call.services.admission.check(launch)
+        if verdict is not None:
+            # issue 29: a budget, a plan window past admitBelowPercent, maxLive: not now.
+            raise RoostError(BUSY, verdict.why)
+        return call.services.concierge.act(job, what, launch=launch, why=_why(call))
     return call.services.concierge.act(job, what, target=_target(call), why=_why(call))
 
 

@@ -28,10 +28,18 @@ def _job(call):
     return call.services.jobs.resolve(call.args["id"])
 
 
-@op("dispatch", args=DISPATCH_ARGS, result=JOB_AND_NAME, codes=(UNSUPPORTED,) + STARTS)
+@op("dispatch", args=DISPATCH_ARGS, result=dict(JOB_AND_NAME, notice=Text(
+    "issue 29: roost would hold its own start of this profile back now (a budget, a plan window, maxLive), "
+    "and why; the person's start goes all the same.", optional=True)), codes=(UNSUPPORTED,) + STARTS)
 def dispatch(call):
     # The callers' table lets only the person dispatch (never a job's process).
-    return call.services.launcher.launch(call.args, call.args["requestId"], by_person=True)
+    # issue 29: the person's own start is never held back by a budget, a plan window or
+    # maxLive; it is told instead (`notice`).
+    verdict = call.services.admission.check(call.args)
+    started = call.services.launcher.launch(call.args, call.args["requestId"], by_person=True)
+    if verdict is not None:
+        started = dict(started, notice=f"roost holds its own starts of this profile back now: {verdict.why}")
+    return started
 
 
 def _listed(job, now):

@@ -7,7 +7,7 @@ from roost.jobs.record import AGENT_STATES, END_STATES
 
 STATES = tuple(dict.fromkeys(AGENT_STATES + END_STATES))
 STATUSES = ("busy", "waiting", "idle")
-WAITING_FOR = ("dialog", "question", "first-prompt", "limit")
+WAITING_FOR = ("dialog", "question", "first-prompt", "limit", "budget")
 SEND_OUTCOMES = ("delivered", "queued", "started", "stopped", "not running", "duplicate")
 RELATIONS = ("parent", "child", "sibling", "tree", "external")
 
@@ -22,6 +22,31 @@ def absent(field_type, *args, **kwargs):
     return field_type(*args, optional=True, nullable=True, **kwargs)
 
 
+TOKENS = Shape({
+    "input": Integer("Every input token, cache reads and writes included."), "output": Integer("Reasoning included."),
+    "cacheRead": Integer(), "cacheWrite": Integer(),
+}, name="Tokens", doc="issue 29: a count of tokens as roost keeps it.")
+
+SPEND = Shape({
+    "tokens": TOKENS,
+    "usd": maybe(Number, "An estimate at list price; null when a model it used has no price (named in `unpriced`)."),
+    "models": ListOf(Text(), "The models it spent on."),
+    "unpriced": ListOf(Text(), "Its models without a price."),
+    "source": maybe(Text, "Whose records it was read from: claude-code, codex, pi, aider, report."),
+    "at": Number("When it was read (ms)."),
+}, name="Spend", doc="issue 29: what a job spent, read from its agent's own records (roost.spend); a row's is "
+                      "null when roost cannot read them or the job has spent nothing yet.")
+
+BUDGET_HOLD = Shape({
+    "budget": Text("Which: job, task, day, or `<provider> day`."), "why": Text(), "at": Number("When it was parked."),
+}, name="BudgetHold", doc="issue 29: a job parked at a budget (its row `blocked`, `waitingFor: \"budget\"`) "
+                           "until `budget-allow` lifts it; in a row only while it holds.")
+
+SPEND_TOTAL = Shape({
+    "tokens": TOKENS, "usd": maybe(Number, "Null when a model in it has no price."),
+    "unpriced": ListOf(Text(), "The models in it without a price."),
+}, name="SpendTotal", doc="issue 29: tokens and list-price USD added up.")
+
 CONTEXT_INFO = Shape({
     "tokens": maybe(Number, "Estimated tokens in context; null right after a compaction."),
     "window": Number(),
@@ -31,7 +56,8 @@ CONTEXT_INFO = Shape({
 JOB_ROW = Shape({
     "id": Text(), "cwd": Text(), "kind": Choice(("pi", "shell")), "startedAt": Number(),
     "state": Choice(STATES), "pid": maybe(Integer), "status": maybe(Choice, STATUSES),
-    "waitingFor": maybe(Choice, WAITING_FOR, "issue 19: `limit`, stopped at its usage limit."),
+    "waitingFor": maybe(Choice, WAITING_FOR, "issue 19: `limit`, stopped at its usage limit; issue 29: `budget`, "
+                        "parked at a budget (`budgetHold` says which)."),
     "sessionFile": Text(), "name": Text(), "endedAt": maybe(Number),
     "summary": maybe(Text, "Row text: a status sentence while working, the result or question after."),
     "question": maybe(Text), "choices": ListOf(Text()), "model": maybe(Text), "thinking": maybe(Text),
@@ -62,6 +88,8 @@ JOB_ROW = Shape({
                               "its first start)."),
     "unreadSince": absent(Number, "Since when its screen matched none of its profile's patterns."),
     "held": absent(Text, "A person attached has typed a line not yet submitted."),
+    "spend": SPEND.but(nullable=True),
+    "budgetHold": BUDGET_HOLD.but(optional=True, nullable=True),
 }, name="JobRow")
 
 PEER_ROW = Shape({
@@ -119,6 +147,11 @@ BOARD_TASK = Shape({
     "workspace": WORKSPACE.but(optional=True),
     "paths": absent(Anything, "issue 20: the paths it claims {globs, by}.", object=True),
     "overlaps": absent(Anything, "issue 20: what the radar found it shares with others."),
+    "spend": Shape({
+        "tokens": TOKENS, "usd": maybe(Number), "unpriced": ListOf(Text()),
+        "jobs": ListOf(Text(), "Every job it ever had that spent (its verify runs and retries too)."),
+    }, doc="issue 29, in the person's list only: what its jobs spent; null when none spent what roost reads.",
+        optional=True, nullable=True),
 }, name="BoardTask", doc="M47: a task of the board.", open=True)
 
 JOB_AND_NAME = {"id": Text(), "name": Text()}

@@ -8,7 +8,11 @@ skip kept as `lastSkip {at, why}`, when the last run still goes, the launch is r
 or the target is gone or does not wait. Each run and each skip is a `schedule` event.
 A launch of a profile whose provider's usage limit has a known reset to come (a parked
 job of that provider, roost.jobs.limits) is skipped, "the <provider> usage limit resets
-at HH:MM", and runs once at that reset (`afterLimitAt`), its clock unchanged.
+at HH:MM", and runs once at that reset (`afterLimitAt`), its clock unchanged. So is one that
+roost.spend.admission does not admit (issue 29): a budget it would break (skipped, its
+lastSkip says which), a plan window used past `admitBelowPercent` (run at its reset),
+`maxLive` sessions of its provider running (queued: `queuedAt`, run in order once a
+session of that provider ends or parks).
 
 A slot found more than a minute late was missed (roost was not running, or the machine
 slept): it runs once when the schedule says `catchUp`, however many slots were missed,
@@ -43,10 +47,11 @@ class Skipped(Exception):
 
 
 class Scheduler:
-    def __init__(self, book, registry, runner, launcher, replies, bus, clock):
+    def __init__(self, book, registry, runner, launcher, replies, bus, clock, admission):
         """`clock` (roost.clock): what is due is read from it alone."""
         self.book = book
         self.clock = clock
+        self.admission = admission     # roost.spend.admission: budgets, plan windows, maxLive
         self.registry = registry
         self.runner = runner
         self.launcher = launcher
@@ -87,6 +92,7 @@ class Scheduler:
         slot, at most MAX_SLEEP_S."""
         self._run_due()
         self._run_after_limits()
+        self._run_queued()
         earliest = min((at for schedule in self.book.active()
                         for at in (schedule.next_at, schedule.record.get("afterLimitAt")) if at is not None),
                        default=None)
@@ -129,6 +135,26 @@ class Scheduler:
         if due:
             self.book.save()
 
+    def _run_queued(self):
+        """The runs `maxLive` queued, in the order they came, once their turn and a slot
+        came (roost.spend.admission tells the timer when a session ends or parks)."""
+        queued = sorted((schedule for schedule in self.book.active() if schedule.record.get("queuedAt")),
+                        key=lambda schedule: schedule.record["queuedAt"])
+        self.admission.prune("schedule:", {_key(schedule) for schedule in queued})
+        ran = False
+        for schedule in queued:
+            if self.admission.check(self._launch_args(schedule), key=_key(schedule)) is not None:
+                continue
+            ran = True
+            try:
+                self._fire(schedule, due=schedule.record.get("queuedFor"))
+            except Skipped:
+                pass
+            except Exception:
+                log.exception("schedule %s failed to run from the queue", schedule.name)
+        if ran:
+            self.book.save()
+
     # -- a run ----------------------------------------------------------------------
 
     def run_now(self, name):
@@ -168,17 +194,22 @@ class Scheduler:
         last = self.registry.get(record.get("lastJob"))
         if last is not None and (last.run.active or last.running):
             raise Skipped(BUSY, f"its last run {last.name} ({last.id}) still goes")
-        args = dict(record["launch"])
-        if record.get("task"):
-            args["task"] = record["task"]
-        if not args.get("name"):
-            args["name"] = schedule.name
+        args = self._launch_args(schedule)
         limit = limits.known_limit(self.launcher, args, self.clock.now_ms())
         if limit is not None:
             provider, reset = limit
             if due is not None:
                 record["afterLimitAt"] = reset      # a run of its clock: then, once (_run_after_limits)
             raise Skipped(BUSY, f"the {provider} usage limit resets at {limits.clock(reset)}")
+        verdict = self.admission.check(args, key=_key(schedule))
+        if verdict is not None:
+            if verdict.kind == "wait" and due is not None:
+                record["afterLimitAt"] = verdict.resets_at     # then, once (_run_after_limits)
+            elif verdict.kind == "queue" and not record.get("queuedAt"):
+                record["queuedAt"], record["queuedFor"] = self.clock.now_ms(), due
+            raise Skipped(BUSY, verdict.why)
+        record.pop("queuedAt", None)
+        record.pop("queuedFor", None)
         try:
             started = self.launcher.launch(args, extra={"schedule": schedule.name})
         except RoostError as error:
@@ -187,6 +218,14 @@ class Scheduler:
         self.bus.publish("schedule", f"{schedule.name} started {job.name}", job.id, job.name,
                          schedule=schedule.name, due=due)
         return job
+
+    def _launch_args(self, schedule):
+        args = dict(schedule.record["launch"])
+        if schedule.record.get("task"):
+            args["task"] = schedule.record["task"]
+        if not args.get("name"):
+            args["name"] = schedule.name
+        return args
 
     def _tell(self, schedule, due):
         record = schedule.record
@@ -226,3 +265,8 @@ class Scheduler:
                 continue
             self.bus.publish("schedule", f"{schedule.name} resumed {job.name}, cut short by a restart",
                              job.id, job.name, schedule=schedule.name)
+
+
+def _key(schedule):
+    """A schedule's place in admission's queues."""
+    return f"schedule:{schedule.name}"

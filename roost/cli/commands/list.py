@@ -18,7 +18,7 @@ import json
 import os
 import time
 
-from roost.client.connection import Lost, Unreachable
+from roost.client.connection import Lost, Refused, Unreachable
 
 
 def age(since_ms, now):
@@ -37,14 +37,32 @@ def state_text(row):
             return "unread"     # its screen matches none of its profile's patterns
         if row.get("waitingFor") == "limit":
             return "limit"      # at its usage limit (issue 19): its summary says until when
+        if row.get("waitingFor") == "budget":
+            return "budget"     # parked at a budget (issue 29): `roost budget` says which
         return "waiting" if row.get("status") == "waiting" else "blocked"
     return row["state"]
+
+
+def spend_text(spend):
+    """A row's spend in a cell: its list-price USD; its tokens when a model it used has
+    no price; `—` when roost cannot read it (or it has spent nothing yet)."""
+    if not spend:
+        return "—"
+    if spend.get("usd") is not None:
+        usd = spend["usd"]
+        return f"${usd:,.2f}" if usd >= 0.995 else f"${usd:.4f}"
+    tokens = spend.get("tokens") or {}
+    whole = (tokens.get("input") or 0) + (tokens.get("output") or 0)
+    for size, unit in ((1_000_000, "M"), (1_000, "k")):
+        if whole >= size:
+            return f"{whole / size:.3g}{unit} tok"
+    return f"{whole} tok"
 
 
 def table(rows, now):
     if not rows:
         return "no jobs"
-    lines = [f"  {'ID':<8}  {'STATE':<8}  {'FOR':>4}  {'NAME':<28}  SUMMARY"]
+    lines = [f"  {'ID':<8}  {'STATE':<8}  {'FOR':>4}  {'SPEND':>9}  {'NAME':<28}  SUMMARY"]
     for row in rows:
         text = row.get("error") if row["state"] == "failed" and row.get("error") else row.get("summary")
         text = " ".join((text or "").split())[:80]
@@ -54,7 +72,7 @@ def table(rows, now):
         if row.get("sandboxed") is False:
             queued += " [no jail]"
         lines.append(f"{mark} {row['id']:<8}  {state_text(row):<8}  {age(row['stateSince'], now):>4}  "
-                     f"{name:<28}  {text}{queued}".rstrip())
+                     f"{spend_text(row.get('spend')):>9}  {name:<28}  {text}{queued}".rstrip())
     return "\n".join(lines)
 
 
@@ -65,7 +83,24 @@ def main(opts, ctx):
     if opts["--watch"]:
         return watch(opts, ctx, args)
     result = ctx.call("list", args)
-    ctx.show(opts, result, table(result["jobs"], time.time()))
+    if opts["--json"]:
+        ctx.show(opts, result, None)
+        return
+    ctx.show(opts, result, table(result["jobs"], time.time()) + today_text(ctx))
+
+
+def today_text(ctx):
+    """The fleet's spend today, under the table (issue 29), when any was read."""
+    try:
+        today = ctx.call("usage", {"by": "host", "since": "today"})["total"]
+    except Refused:
+        return ""         # a daemon from before `usage`
+    tokens = today["tokens"]
+    if not tokens["input"] and not tokens["output"]:
+        return ""
+    shown = spend_text({"usd": today["usd"], "tokens": tokens})
+    unpriced = f" (no price for {', '.join(today['unpriced'])})" if today["unpriced"] else ""
+    return f"\nspent today: {shown}{unpriced}"
 
 
 def _order(row):

@@ -57,6 +57,8 @@ def main(opts, ctx):
         args["sandbox"] = False
     result = ctx.call_once("dispatch", args)
     ctx.show(opts, result, f"started {result['id']} {result['name']}")
+    if result.get("notice") and not opts.get("--json"):
+        ctx.stderr.write(f"roost run: note: {result['notice']}\n")
     return ExitStatus.OK
 
 
