@@ -178,7 +178,7 @@ def lone_events(bench):
     job_id = bench.control.call("dispatch", {"kind": "shell", "cwd": bench.base, "sessionFile": "", "env": {},
                                              "command": ["sleep", "600"], "name": "lone", "origin": "dispatch",
                                              "protocol": True})["id"]
-    with open(os.path.join(bench.home, "jobs", job_id, "job.json")) as handle:
+    with open(os.path.join(bench.home, "private", f"{job_id}.json")) as handle:     # roost.jobs.trusted
         token = json.load(handle)["token"]
     agent = bench._connect()       # the test's own agent for the job: it acks each reply
     agent.call("report", {"id": job_id, "token": token, "report": {"state": "blocked", "status": "waiting"}})
@@ -216,7 +216,7 @@ def lone_events(bench):
 
 def _speaker(bench, job_id):
     client = bench._connect()
-    with open(os.path.join(bench.home, "jobs", job_id, "job.json")) as handle:
+    with open(os.path.join(bench.home, "private", f"{job_id}.json")) as handle:     # roost.jobs.trusted
         token = json.load(handle)["token"]
     client.call("speak_for", {"id": job_id, "token": token})
     return client

@@ -457,7 +457,8 @@ def run(daemon, seed, frames, mcp_frames, say=say):
     rng = random.Random(seed)
     job_id = daemon.call("dispatch", kind="shell", cwd="/tmp", command=["sleep", "3600"], env={},
                          name="target", sessionFile="", origin="dispatch")["id"]
-    with open(os.path.join(daemon.home, "jobs", job_id, "job.json"), encoding="utf-8") as handle:
+    # Kept apart from job.json (roost.jobs.trusted).
+    with open(os.path.join(daemon.home, "private", f"{job_id}.json"), encoding="utf-8") as handle:
         token = json.load(handle)["token"]
     started = time.monotonic()
 

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -59,9 +60,25 @@ class Model:
         return None
 
 
+def run_folder(prefix):
+    """The run's folder: its agents' homes and work folders, the model's log, roost's
+    home. Not under /tmp, which a jail has its own of: a home there would be the jail's
+    own, writable and gone with it, where a user's is read-only but for what the agent's
+    profile may write (TRY_AGENTS_DIR, else /var/tmp)."""
+    return tempfile.mkdtemp(prefix=prefix, dir=os.environ.get("TRY_AGENTS_DIR", "/var/tmp"))
+
+
 class Daemon:
     def __init__(self, folder):
         self.home = os.path.join(folder, "roost")
+        os.makedirs(self.home, mode=0o700, exist_ok=True)
+        # No profile of its own (the built-in ones run); the agents' install is under /tmp,
+        # which their jails see only read-only, as a user's would be. ROOST_TRY_UNJAILED=1:
+        # every job without a jail, to set the figures beside a jailed run's.
+        sandbox = (False if os.environ.get("ROOST_TRY_UNJAILED") == "1"
+                   else {"read": [os.environ.get("REALAGENTS_ROOT", "/tmp/realagents")]})
+        with open(os.path.join(self.home, "roost.json"), "w") as handle:
+            json.dump({"sandbox": sandbox}, handle)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": folder, "LANG": "C.UTF-8",
                "ROOST_HOME": self.home, "PYTHONPATH": ROOT}
         self.log = open(os.path.join(folder, "daemon.err"), "wb")

@@ -34,6 +34,7 @@ SUITES = [
     ("git", "Git for the task board: worktree add and land against plain git"),
     ("board", "The task board: `task list` of 200, `prepare` and `merge` against plain git"),
     ("trust", "The trust boundary: is a connection's process inside a job, with 500 jobs"),
+    ("jail", "The jail: a job's start and an idle job's memory, jailed beside unjailed"),
     ("schedules", "Schedules: 1000 held, idle CPU, how late a due run starts"),
     ("concierge", "The concierge's digests: one over 500 sessions, and an hour of a busy fleet"),
     ("hub", "The hub: 500 jobs, 20 of them printing"),

@@ -27,7 +27,6 @@ Its figures go to bench/results.json and RESULTS.md (bench/run.py's `record`).
 import os
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
@@ -36,7 +35,7 @@ ROOT = os.path.dirname(HERE)
 sys.path[:0] = [HERE, ROOT]
 
 import agent_worlds  # noqa: E402
-from real_runs import Daemon, Model, job_processes, wait_quietly, waiting, working  # noqa: E402
+from real_runs import Daemon, Model, job_processes, run_folder, wait_quietly, waiting, working  # noqa: E402
 
 AGENTS = ("claude", "codex", "aider", "pi")
 HOLD_S = 3.0          # a dialog is watched this long, untouched, before it is answered
@@ -289,7 +288,7 @@ def main(names):
         return try_spend.main(names[1:])
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     chosen = [name for name in AGENTS if not names or name in names]
-    folder = tempfile.mkdtemp(prefix="try-agents-")
+    folder = run_folder("try-agents-")
     model, daemon = Model(folder), Daemon(folder)
     started = time.monotonic()
     from run import load_stored
@@ -368,7 +367,8 @@ def report(figures):
     notes.append(try_reboot.report(figures.get("reboot")))
     return "\n".join(lines + [""] + notes + ["", (
         "Each agent at its pinned version, offline in a network namespace with only loopback, against the fake "
-        "model; each job from its built-in profile with no roost.json. `ready`: a session with every start-up "
+        "model; each job from its built-in profile (no profile of roost.json), in a jail of its own (roost.json's "
+        "`sandbox.read` lets it see the agents' install under /tmp; its home and folder under /var/tmp). `ready`: a session with every start-up "
         "question answered in advance (task `delay=2 echo: ...`, then a reply `delay=1 echo: ...`); the task "
         "or reply at the model is the request of the agent's turn (the first with it that offers the agent's "
         "tools: Claude Code and Codex also send it in a request for a title), the answer's end that request's "

@@ -27,11 +27,10 @@ import json
 import os
 import re
 import sys
-import tempfile
 import time
 
 import agent_worlds
-from real_runs import Daemon, Model, wait_quietly
+from real_runs import Daemon, Model, run_folder, wait_quietly
 
 AGENTS = ("claude", "codex", "aider", "pi")
 ZONE = "Europe/Berlin"
@@ -212,13 +211,16 @@ def main(names):
     import subprocess
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     chosen = [name for name in AGENTS if not names or name in names]
-    folder = tempfile.mkdtemp(prefix="try-limits-")
+    folder = run_folder("try-limits-")
     fail_file = os.path.join(folder, "fail.json")
     open(fail_file, "w").close()
     os.environ["FAKE_LLM_FAIL_FILE"] = fail_file      # read by the fake model on every request
     model, daemon = Model(folder), Daemon(folder)
-    with open(os.path.join(daemon.home, "roost.json"), "w", encoding="utf-8") as handle:
-        json.dump({"limitResumeDelayMs": RESUME_DELAY_MS}, handle)
+    config_path = os.path.join(daemon.home, "roost.json")
+    with open(config_path, encoding="utf-8") as handle:
+        config = json.load(handle)         # the jails' read of the agents' install (real_runs.Daemon)
+    with open(config_path, "w", encoding="utf-8") as handle:
+        json.dump(dict(config, limitResumeDelayMs=RESUME_DELAY_MS), handle)
     started = time.monotonic()
     from run import load_stored, record
     figures = {"agents": dict(((load_stored().get("limits") or {}).get("figures") or {}).get("agents") or {})}

@@ -25,14 +25,13 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]
 
 import agent_worlds  # noqa: E402
-from real_runs import Daemon, job_processes, wait_quietly, waiting  # noqa: E402
+from real_runs import Daemon, job_processes, run_folder, wait_quietly, waiting  # noqa: E402
 
 AGENTS = ("claude", "codex", "pi", "aider")
 # aider keeps no session id: its chat history is a file of the job's own directory.
@@ -257,7 +256,7 @@ def report(figures):
 def main(names):
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     _, agents = wanted(["reboot", *names])
-    folder = tempfile.mkdtemp(prefix="try-reboot-")
+    folder = run_folder("try-reboot-")
     started = time.monotonic()
     figures = run(agents, folder)
     from run import load_stored, record

@@ -1,10 +1,12 @@
 """A real daemon whose clock the test moves, for what waits on time (a usage limit's reset,
 a schedule's slot, a start put off to a reset): roost.clock's time there is the real one
-moved on by the milliseconds in `<home>/clock-skew-ms`, which `advance` raises. Its
+moved on by the milliseconds in `clock/skew-ms` beside the home, which `advance` raises. Its
 parts that decide by time read only that clock (roost.clock, the house rule in
 tests/test_source.py), so nothing is waited for but the daemon's next look: the daemon's
 waits and timers look again every 50 ms here. A fake agent started with `agent_env`
-shares the clock (tests/agents/limit_tui.py)."""
+shares the clock (tests/agents/limit_tui.py): its jail reads the clock's folder
+(`agent_sandbox`; the home is hidden from jails, and a file bound alone would stay the
+one replaced at the first move)."""
 
 import os
 import time
@@ -14,7 +16,7 @@ import pytest
 from conftest import DaemonProcess, serving
 from jobkit import RUN_DAEMON
 
-SKEW_FILE = "clock-skew-ms"
+SKEW_DIR, SKEW_FILE = "clock", "skew-ms"
 
 # Run first in the daemon's process, before roost's modules take roost.clock.now_ms.
 MOVABLE_CLOCK = '''
@@ -22,7 +24,7 @@ import os, sys, time
 import gevent
 import roost.clock as clock
 
-_skew_path = os.path.join(os.environ["ROOST_HOME"], "clock-skew-ms")
+_skew_path = os.path.join(os.path.dirname(os.environ["ROOST_HOME"]), "clock", "skew-ms")
 LOOK_S = 0.05
 
 
@@ -86,7 +88,7 @@ def clocked_daemon(home):
 
 
 def skew_path(daemon):
-    return os.path.join(daemon.home, SKEW_FILE)
+    return os.path.join(os.path.dirname(daemon.home), SKEW_DIR, SKEW_FILE)
 
 
 def skew(daemon):
@@ -104,7 +106,7 @@ def now_ms(daemon):
 
 def advance(daemon, ms):
     """Moves the daemon's clock (and its agents') on by `ms`."""
-    os.makedirs(daemon.home, exist_ok=True)
+    os.makedirs(os.path.dirname(skew_path(daemon)), exist_ok=True)
     with open(skew_path(daemon) + ".tmp", "w", encoding="utf-8") as handle:
         handle.write(str(skew(daemon) + int(ms)))
     os.replace(skew_path(daemon) + ".tmp", skew_path(daemon))
@@ -118,3 +120,9 @@ def advance_to(daemon, at_ms):
 def agent_env(daemon):
     """The environment of a fake agent that keeps the daemon's time."""
     return {"LIMIT_SKEW_FILE": skew_path(daemon)}
+
+
+def agent_sandbox(daemon):
+    """roost.json's `sandbox` that lets a jailed fake agent read the daemon's time."""
+    os.makedirs(os.path.dirname(skew_path(daemon)), exist_ok=True)
+    return {"read": [os.path.dirname(skew_path(daemon))]}

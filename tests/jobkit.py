@@ -56,6 +56,12 @@ def job_record(home, job_id):
         return json.load(handle)
 
 
+def job_token(home, job_id):
+    """The job's token, from roost's own record of it (roost.jobs.trusted): not in job.json."""
+    with open(os.path.join(home, "private", f"{job_id}.json")) as handle:
+        return json.load(handle)["token"]
+
+
 def job_processes(job_id):
     """Live processes (not zombies) whose environment carries the job's identity."""
     found = []

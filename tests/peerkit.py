@@ -4,7 +4,7 @@ items, and what reached them (their reply book, their messages)."""
 import json
 import os
 
-from jobkit import dispatch, job_record
+from jobkit import dispatch, job_token
 from protokit import start
 from roost.jobs.reply_book import read_book
 
@@ -12,7 +12,7 @@ from roost.jobs.reply_book import read_book
 def speaker(daemon, job_id):
     """A connection that speaks for a job, as any process of it may (speak_for)."""
     client = daemon.client()
-    client.call("speak_for", {"id": job_id, "token": job_record(daemon.home, job_id)["token"]})
+    client.call("speak_for", {"id": job_id, "token": job_token(daemon.home, job_id)})
     return client
 
 

@@ -60,6 +60,20 @@ class FakeModel:
         return [request.get("user") for request in self.requests()]
 
 
+def pi_install():
+    """The folder pi is installed in (its node_modules and all), for the jobs' jails to read."""
+    root = os.path.realpath(PI)
+    while "node_modules" in root.split(os.sep):
+        root = os.path.dirname(root)
+    return root
+
+
+def jail_grants(tmp_path):
+    """What a user whose pi is installed under /tmp (which a jail has its own of) and whose
+    pi's home and logs are outside the job's folder would grant its jail (sandbox)."""
+    return {"read": [pi_install()], "write": [str(tmp_path)]}
+
+
 def offline_world(tmp_path, port):
     """pi's home, config and environment for a run against the fake model (the realagents
     README's)."""

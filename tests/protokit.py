@@ -14,6 +14,7 @@ import threading
 import pytest
 
 from conftest import AGENTS, PYTHON, ROOT, wait_for
+from jobkit import job_token
 
 
 # The oldest Python 3 each supported base offers: 3.8 (the floor roost_agent.py keeps), and
@@ -236,8 +237,7 @@ def through(relay):
 
 
 def token_of(daemon, job_id):
-    with open(os.path.join(daemon.home, "jobs", job_id, "job.json")) as handle:
-        return json.load(handle)["token"]
+    return job_token(daemon.home, job_id)
 
 
 def reported(row):

@@ -92,10 +92,24 @@ def profile(**extra):
                  "provider": "anthropic", "spendFrom": "claude-code", "interrupt": ["Escape"]}, **extra)
 
 
+def agent_homes(daemon):
+    """Where the fake agents keep their records (CLAUDE_CONFIG_DIR, CODEX_HOME), beside
+    the daemon's home, outside every job's folder."""
+    base = os.path.dirname(daemon.home)
+    return os.path.join(base, "claude"), os.path.join(base, "codex")
+
+
+def homes_sandbox(daemon):
+    """roost.json's `sandbox` that lets a jailed fake agent write its records there, as a
+    user grants a real agent's home (a trailing `/`: made when missing)."""
+    return {"write": [folder + "/" for folder in agent_homes(daemon)]}
+
+
 def start(daemon, cwd, config=None, name="", **extra):
     os.makedirs(cwd, exist_ok=True)
-    claude = os.path.join(os.path.dirname(daemon.home), "claude")
-    write_config(daemon.home, dict({"agentProfiles": {"spender": profile()}}, **(config or {})))
+    claude, _ = agent_homes(daemon)
+    write_config(daemon.home, dict({"agentProfiles": {"spender": profile()}, "sandbox": homes_sandbox(daemon)},
+                                   **(config or {})))
     return dispatch(daemon, [], cwd=str(cwd), profile="spender", name=name,
                     env={"CLAUDE_CONFIG_DIR": claude}, **extra)
 

@@ -76,7 +76,7 @@ def replies_in_order(job):
         job.reply(text)
     assert job.wait_texts(4) == ["first task", "two", "three", "four"]
     assert [entry["seq"] for entry in job.handled()] == [1, 2, 3, 4]
-    assert len({entry["pid"] for entry in job.handled()}) == 1
+    assert len({entry["run"] for entry in job.handled()}) == 1
     job.wait_row(lambda row: row.get("queued", 0) == 0 and row["summary"] == "handled 4: four", "every reply acked")
     assert job.row()["waitingFor"] is None   # blocked after its first reply: waits for the next
     assert job.progress()["lastSeq"] == 4 and job.progress()["version"] == 1
@@ -162,7 +162,7 @@ def test_started_again_it_only_acks_what_it_had_finished(client, daemon, relay):
     daemon.call("respawn", id=job.id)
     job.wait_row(lambda row: row.get("queued", 0) == 0 and not ended(row), "'four' acked, not handed over")
     assert job.texts() == ["one", "two", "boom", "four"]
-    assert len({entry["pid"] for entry in job.handled()}) == 2
+    assert len({entry["run"] for entry in job.handled()}) == 2
     assert job.stdio() == ""
 
 

@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from conftest import PYTHON, ROOT, wait_for
-from jobkit import dispatch, job_record, row, wait_row
+from jobkit import dispatch, job_record, job_token, row, wait_row
 from peerkit import lead, speaker
 from protokit import start
 from roost.client.connection import Refused
@@ -79,7 +79,7 @@ def test_a_task_waits_on_at_most_50_tasks(daemon):
 def test_a_reports_context_and_usage_are_bounded(daemon):
     job = start(daemon, "recorder")
     job.wait_row(lambda current: current.get("capabilities") is not None, "its hello")
-    token = job_record(daemon.home, job.id)["token"]
+    token = job_token(daemon.home, job.id)
     report = {"state": "working", "status": "busy"}
 
     def send(**fields):

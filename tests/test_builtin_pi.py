@@ -1,4 +1,4 @@
-"""The built-in `pi` profile on the real pi: with no roost.json, `--profile pi` runs pi
+"""The built-in `pi` profile on the real pi: with no profile in roost.json, `--profile pi` runs pi
 with roost's bundled extension (clients/typescript/pi/roost.ts) and `protocol: true`, so
 its row is pi's own word: working on its task, waiting after the answer; a reply is
 answered; a stop leaves nothing. The extension also works from a copy of the bundle's
@@ -10,7 +10,7 @@ import shutil
 
 from conftest import ROOT
 from jobkit import job_processes, write_config
-from pikit import PI, model, offline_world, pytestmark, reported, user_texts  # noqa: F401
+from pikit import PI, jail_grants, model, offline_world, pytestmark, reported, user_texts  # noqa: F401
 from protokit import ProtoJob, ended
 
 
@@ -25,7 +25,8 @@ def start(daemon, tmp_path, model, task):
 
 
 def test_the_built_in_pi_profile_reports_pis_own_state(daemon, tmp_path, model):
-    assert not os.path.exists(os.path.join(daemon.home, "roost.json"))
+    # No profile of roost.json: only what the jail of a pi installed under /tmp may see.
+    write_config(daemon.home, {"sandbox": jail_grants(tmp_path)})
     job = start(daemon, tmp_path, model, "delay=2 echo: the built-in pi")
     row = job.wait_row(lambda row: reported(row) and row["state"] == "working", "pi working on its task", timeout=60)
     assert row["name"] == "pi" and "the built-in pi" in (row["summary"] or "")
@@ -48,6 +49,6 @@ def test_the_extension_runs_from_a_copy_of_the_bundled_files(daemon, tmp_path, m
         shutil.copy(os.path.join(ROOT, part), bundle / part)
     write_config(daemon.home, {"agentProfiles": {"pi": {
         "command": ["pi", "-e", str(bundle / "clients" / "typescript" / "pi" / "roost.ts")],
-        "task": "type", "protocol": True}}})
+        "task": "type", "protocol": True, "sandbox": jail_grants(tmp_path)}}})
     job = start(daemon, tmp_path, model, "echo: from the copy")
     job.wait_row(lambda row: reported(row) and row["summary"] == "ECHO: from the copy", "the answer", timeout=60)

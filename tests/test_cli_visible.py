@@ -5,7 +5,7 @@ escapes them itself)."""
 
 import json
 
-from jobkit import dispatch, job_record
+from jobkit import dispatch, job_token
 from protokit import start
 
 EVIL = "evil\x1b]0;pwned\x07\x1b[2J\x9b31m\u202e"
@@ -27,7 +27,7 @@ def test_a_jobs_name_summary_and_question_with_escapes_print_visible(daemon):
     job = start(daemon, "recorder")
     job.wait_row(lambda current: current.get("capabilities") is not None, "its hello")
     daemon.call("rename", id=job.id, name=EVIL)
-    daemon.call("report", id=job.id, token=job_record(daemon.home, job.id)["token"],
+    daemon.call("report", id=job.id, token=job_token(daemon.home, job.id),
                 report={"state": "blocked", "status": "waiting", "waitingFor": "question",
                         "summary": "sum " + EVIL, "question": "ask " + EVIL})
     listed = printed(daemon, "list")
@@ -47,7 +47,7 @@ def test_peers_and_a_refusal_print_visible(daemon):
     helper = dispatch(daemon, ["sleep", "60"], name="helper")
     daemon.call("rename", id=helper, name="peer " + EVIL)
     other = dispatch(daemon, ["sleep", "60"], name="other")
-    env = {"ROOST_JOB_ID": other, "ROOST_JOB_TOKEN": job_record(daemon.home, other)["token"]}
+    env = {"ROOST_JOB_ID": other, "ROOST_JOB_TOKEN": job_token(daemon.home, other)}
     done = daemon.cli("peers", env=env)
     assert done.returncode == 0, done.stderr
     assert_no_controls(done.stdout.decode())

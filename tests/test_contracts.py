@@ -14,6 +14,7 @@ import textwrap
 import pytest
 
 from conftest import ROOT, DaemonProcess, wait_for
+from jobkit import job_token
 from roost import errors, ops
 from roost.contract import Anything, Choice, Flag, Integer, ListOf, MapOf, Number, Shape, Text
 from roost.errors import RoostError, bad_request
@@ -316,8 +317,7 @@ def ask(connection, op, args):
 
 
 def token_of(daemon, job_id):
-    with open(os.path.join(daemon.home, "jobs", job_id, "job.json"), encoding="utf-8") as handle:
-        return json.load(handle)["token"]
+    return job_token(daemon.home, job_id)
 
 
 def test_a_wrong_typed_argument_sent_to_every_op_is_bad_request_naming_it(daemon):

@@ -10,7 +10,7 @@ import threading
 import time
 
 from conftest import PYTHON, wait_for
-from jobkit import SlowRecordsDaemon, dispatch, job_record, wait_row, wait_state
+from jobkit import SlowRecordsDaemon, dispatch, job_token, wait_row, wait_state
 
 
 def feed(daemon, **args):
@@ -108,7 +108,7 @@ def test_the_feed_keeps_the_last_1000_and_its_seqs_go_on(daemon):
 def test_a_subscriber_gets_events_and_coalesced_rows(daemon):
     job_id = dispatch(daemon, ["sleep", "300"], name="busy")
     wait_row(daemon, job_id, lambda row: row["pid"] is not None, what="the job")
-    token = job_record(daemon.home, job_id)["token"]
+    token = job_token(daemon.home, job_id)
     hub = daemon.client()
     stalled = daemon.client()          # subscribes and never reads: it slows no one
     hub.call("subscribe")

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from conftest import PYTHON, wait_for
-from jobkit import agent, dispatch, job_record, output, row, wait_row, wait_state
+from jobkit import agent, dispatch, job_token, output, row, wait_row, wait_state
 from tmuxkit import TMUX, Tmux, start_hub
 
 pytestmark = pytest.mark.skipif(not os.path.exists(TMUX), reason="tmux is not installed")
@@ -170,7 +170,7 @@ def test_needs_you_is_ranked_by_what_answering_unblocks(daemon, tmux):
     daemon.call("task", action="add", title="the schema")
     daemon.call("task", action="add", title="the api", after=[1])
     with daemon.client() as client:
-        client.call("speak_for", {"id": holder, "token": job_record(daemon.home, holder)["token"]})
+        client.call("speak_for", {"id": holder, "token": job_token(daemon.home, holder)})
         client.call("task", {"action": "claim", "id": 1})
     start_hub(tmux)
     screen = tmux.wait_text("NEEDS YOU (2)")

@@ -75,6 +75,7 @@ def test_run_takes_a_command_with_options_of_its_own(daemon):
 
 def test_run_passes_this_environment_but_not_this_terminal(daemon, tmp_path):
     target = tmp_path / "seen"
+    write_config(daemon.home, {"sandbox": {"write": [str(tmp_path)]}})     # outside the job's folder
     job_id = run_json(daemon, "run", "--", "sh", "-c", f"echo $CLI_ONLY $TERM > {target}",
                       env={"CLI_ONLY": "from-the-cli", "TERM": "weird-terminal"})["id"]
     wait_row(daemon, job_id, lambda current: current["state"] == "done")

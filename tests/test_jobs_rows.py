@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from conftest import PYTHON, DaemonProcess, wait_for
-from jobkit import (ROW_FIELDS, agent, dispatch, job_record, output, row, wait_row,
+from jobkit import (ROW_FIELDS, job_token, agent, dispatch, job_record, output, row, wait_row,
                          wait_state, write_config)
 from roost.client.connection import Refused
 
@@ -43,11 +43,15 @@ def test_a_row_carries_every_field_the_spec_names(daemon):
     assert "capabilities" not in item       # absent until its agent says hello
     os.kill(item["pid"], 0)
     record = job_record(daemon.home, job_id)
-    assert record["version"] == 1 and len(record["token"]) >= 40
+    assert record["version"] == 1 and "token" not in record     # kept apart (issue 26)
+    token = job_token(daemon.home, job_id)
+    assert len(token) >= 40
     assert os.stat(os.path.join(daemon.home, "jobs", job_id, "job.json")).st_mode & 0o777 == 0o600
-    assert record["token"] not in daemon.stderr_text()
+    assert os.stat(os.path.join(daemon.home, "private", f"{job_id}.json")).st_mode & 0o777 == 0o600
+    assert os.stat(os.path.join(daemon.home, "private")).st_mode & 0o777 == 0o700
+    assert token not in daemon.stderr_text()
     with open(os.path.join(daemon.home, "daemon.log")) as handle:
-        assert record["token"] not in handle.read()
+        assert token not in handle.read()
 
 
 def test_dispatch_refuses_what_cannot_run(daemon):
@@ -207,7 +211,7 @@ def test_a_job_sees_its_identity_the_users_environment_and_umask(home, tmp_path)
         wait_state(daemon, job_id, "done")
         lines = environ_file.read_text().splitlines()
         seen = dict(line.split("=", 1) for line in lines if "=" in line)
-        token = job_record(home, job_id)["token"]
+        token = job_token(home, job_id)
         job_dir = os.path.join(home, "jobs", job_id)
         assert seen["ROOST_JOB_ID"] == seen["PI_JOB_ID"] == job_id
         assert seen["ROOST_JOB_TOKEN"] == seen["PI_JOB_TOKEN"] == token

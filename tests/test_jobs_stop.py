@@ -14,9 +14,11 @@ from roost.client.connection import Refused
 
 
 def test_stop_leaves_no_process_with_the_jobs_identity(daemon):
-    # One of its processes ignores SIGTERM: the grace period ends in SIGKILL.
+    # One of its processes ignores SIGTERM: the grace period ends in SIGKILL. Without a
+    # jail: what stop sweeps by the job's identity is an unjailed job's (a jail's
+    # processes end with its first, and print pids of its own namespace: test_jail).
     write_config(daemon.home, {"stopGraceMs": 300})
-    job_id = dispatch(daemon, agent("spawns_grandchildren.py"))
+    job_id = dispatch(daemon, agent("spawns_grandchildren.py"), sandbox=False)
     wait_for(lambda: "ready" in output(daemon.home, job_id), what="the grandchildren")
     line = next(line for line in output(daemon.home, job_id).splitlines() if line.startswith("ready"))
     left_behind = [int(pid) for pid in line.split()[1:]]
@@ -53,7 +55,8 @@ def test_stop_of_an_ended_job_ends_what_it_left_running(daemon):
     # end (the pty's hangup) reaches it.
     leave_one = ("import subprocess; subprocess.Popen(['sleep', '300'], start_new_session=True, "
                  "stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)")
-    job_id = dispatch(daemon, [PYTHON, "-c", leave_one])
+    # Without a jail: in one, nothing outlives the job's first process (test_jail).
+    job_id = dispatch(daemon, [PYTHON, "-c", leave_one], sandbox=False)
     wait_state(daemon, job_id, "done")
     assert job_processes(job_id)          # the sleep outlived its job
     daemon.call("stop", id=job_id)
@@ -113,7 +116,8 @@ def test_a_job_that_keeps_dying_is_backed_off_then_left_failed(daemon):
 
 def test_a_job_ends_with_its_program_though_a_child_keeps_the_terminal(daemon):
     # The child ignores the hangup its shell's exit sends, and keeps the pty open.
-    job_id = dispatch(daemon, ["sh", "-c", "trap '' HUP; sleep 300 & echo started; exit 4"])
+    # Without a jail: in one the child ends with the program (test_jail).
+    job_id = dispatch(daemon, ["sh", "-c", "trap '' HUP; sleep 300 & echo started; exit 4"], sandbox=False)
     ended = wait_state(daemon, job_id, "failed")
     assert ended["error"] == "exited with status 4" and job_processes(job_id)
     # Started again while the old run's child still holds the old terminal.

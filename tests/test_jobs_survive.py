@@ -11,6 +11,7 @@ import pytest
 
 from conftest import wait_for
 from jobkit import agent, alive, dispatch, job_processes, keeper_pid, output, row, ticks, wait_row, wait_state, write_config
+from roost.unix import bwrap
 
 JOBS = 20
 
@@ -48,7 +49,9 @@ def check_adopted(daemon, ids, pids, before):
 def test_kill_9_of_the_daemon_loses_no_job_and_no_output(daemon):
     ids, pids = start_printers(daemon, JOBS)
     ender = dispatch(daemon, ["sh", "-c", 'trap "echo ending; exit 7" USR1; while :; do sleep 0.05; done'])
-    ender_pid = wait_row(daemon, ender, lambda current: current["pid"])["pid"]
+    # The row's pid is its jail's outer process: the program runs under it.
+    ender_pid = wait_for(lambda: bwrap.program_pid(wait_row(daemon, ender, lambda current: current["pid"])["pid"]),
+                         what="the jailed program")
     keeper = keeper_pid(daemon.home)
     daemon.kill9()
     before = {job_id: ticks(output(daemon.home, job_id))[-1] for job_id in ids}

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from clockkit import MovableClockDaemon, advance, advance_to, agent_env, now_ms
+from clockkit import MovableClockDaemon, advance, advance_to, agent_env, agent_sandbox, now_ms
 from conftest import serving, wait_for
 from jobkit import agent, edit_schedules, job_record, row, wait_row, write_config
 
@@ -36,7 +36,7 @@ def daemon(home):
 
 def launch(daemon, cwd, *args, name="", profile_name="limited", config=None, env=None):
     os.makedirs(cwd, exist_ok=True)
-    config = dict(QUICK, **(config or {}))
+    config = dict(QUICK, sandbox=agent_sandbox(daemon), **(config or {}))
     command = agent("limit_tui.py", os.path.join(cwd, "typed.log"), *args)
     config["agentProfiles"] = {name: dict(entry, command=command)
                                for name, entry in config.get("agentProfiles", {"limited": profile()}).items()}

@@ -32,7 +32,7 @@ class NoSpliceDaemon(DaemonProcess):
 
 
 def test_output_a_killed_daemon_took_off_the_pty_is_logged_by_the_next(home):
-    go = os.path.join(home, "go")
+    go = os.path.join(os.path.dirname(home), "go")    # beside roost's home: a jailed job sees no more of it
     script = f'echo first; while [ ! -e {go} ]; do sleep 0.02; done; echo second; sleep 0.3; echo third; sleep 60'
     dying = DiesHalfWayDaemon(home).start()
     job_id = dispatch(dying, ["sh", "-c", script])

@@ -56,12 +56,17 @@ def session_of(daemon, job_id):
 def back(daemon, job_id, old_pid):
     wait_row(daemon, job_id, lambda current: current["status"] == "waiting" and current["pid"] != old_pid,
              what=f"job {job_id} back", timeout=20)
-    return output(daemon.home, job_id)
+    # The screen rebuilt from the log waits at the old run's prompt already: the new run
+    # is back once it has said who it is (each run prints its mark after what it resumed).
+    mark = f"mark {job_record(daemon.home, job_id)['name']}"
+    return wait_for(lambda: output(daemon.home, job_id).count(mark) == 2 and output(daemon.home, job_id),
+                    what=f"job {job_id}'s new run to speak", timeout=20)
 
 
 def test_two_jobs_in_one_folder_each_resume_their_own_session(daemon, tmp_path):
-    write_config(daemon.home, profiles())
     codex_home = tmp_path / "codex-home"        # one CODEX_HOME for both, as a user has
+    # Outside the jobs' folder: their jails may write it as a user's roost.json would say.
+    write_config(daemon.home, dict(profiles(), sandbox={"write": [f"{codex_home}/"]}))
     work = tmp_path / "work"
     work.mkdir()
     env = {"CODEX_HOME": str(codex_home)}
@@ -119,7 +124,7 @@ def test_respawn_resumes_the_found_session(daemon, tmp_path):
     daemon.call("stop", id=job_id)
     daemon.call("respawn", id=job_id)
     wait_for(lambda: f"resumed session {session}" in output(daemon.home, job_id), what="the resume")
-    assert "earlier: before the stop" in output(daemon.home, job_id)
+    wait_for(lambda: "earlier: before the stop" in output(daemon.home, job_id), what="what it said before")
     shown = daemon.cli("timeline", job_id)
     assert shown.returncode == 0 and f"session: the agent's own is {session}".encode() in shown.stdout
 

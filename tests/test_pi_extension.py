@@ -23,7 +23,7 @@ import pytest
 
 from conftest import ROOT, wait_for
 from peerkit import book, items_agent, messages
-from pikit import FAKE_LLM, PI, model, offline_world, pytestmark, reported, serve, user_texts  # noqa: F401 (a fixture, the marker)
+from pikit import FAKE_LLM, PI, jail_grants, model, offline_world, pytestmark, reported, serve, user_texts  # noqa: F401 (a fixture, the marker)
 from protokit import ProtoJob, ended
 from roost.mcp_server.tools import INSTRUCTIONS, tools_for
 from roost.term.screen.screen import Screen
@@ -54,7 +54,7 @@ def start_pi(daemon, tmp_path, model, task, *extra, session=False):
     clear = [name for name in os.environ if name.startswith(("ANTHROPIC_", "OPENAI_", "CLAUDE", "CODEX_", "PI_"))]
     env.update({name: "" for name in clear if name not in env})
     profile = {"command": [PI, *([] if session else ["--no-session"]), "-e", EXTENSION, *extra],
-               "task": "type", "protocol": True}
+               "task": "type", "protocol": True, "sandbox": jail_grants(tmp_path)}
     config = os.path.join(daemon.home, "roost.json")
     try:
         with open(config, encoding="utf-8") as handle:

@@ -9,7 +9,7 @@ import socket
 import threading
 
 from conftest import wait_for
-from jobkit import agent, dispatch, job_record, wait_row
+from jobkit import agent, dispatch, job_token, wait_row
 from peerkit import items_agent, messages
 from protokit import start
 from roost.client.connection import Client, Refused
@@ -64,7 +64,7 @@ class RawAgent:
 
     def __init__(self, daemon, job_id):
         self.job_id = job_id
-        self.token = job_record(daemon.home, job_id)["token"]
+        self.token = job_token(daemon.home, job_id)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.connect(daemon.socket)
         self.delivered = []

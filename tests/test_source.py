@@ -478,6 +478,8 @@ HAND_WRITE_EXCEPTIONS = {
     "roost.term.output_log": "a full log is renamed to its older half (a rotation, nothing written)",
     "roost.bundle.unpacked_copies": "an unpacked copy is renamed aside before it is removed",
     "roost.client.connection": "opens os.devnull for a child's stdin and stdout",
+    "roost.jobs.jail_places": "puts a new link in a file's place (sandbox.moveInto; the file's content is copied "
+                              "by the atomic writer)",
 }
 
 

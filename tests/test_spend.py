@@ -8,7 +8,7 @@ import os
 from clockkit import advance_to, clocked_daemon, now_ms  # noqa: F401 (a fixture)
 from conftest import wait_for
 from jobkit import agent, dispatch, job_record, row, wait_row, write_config
-from spendkit import CODEX_ROLLOUT, TERM, profile, spend_of, start, waits
+from spendkit import CODEX_ROLLOUT, TERM, homes_sandbox, profile, spend_of, start, waits
 
 def test_a_jobs_row_carries_what_its_agent_wrote_it_spent(daemon, tmp_path):
     job_id = start(daemon, tmp_path / "w")
@@ -63,7 +63,7 @@ def test_a_tasks_spend_is_every_job_it_had_and_survives_their_removal(daemon, tm
     from boardkit import project_repo, task_op, wait_stage
 
     root = project_repo(tmp_path / "repo", verify="true")
-    write_config(daemon.home, {"agentProfiles": {"spender": profile()}})
+    write_config(daemon.home, {"agentProfiles": {"spender": profile()}, "sandbox": homes_sandbox(daemon)})
     claude = os.path.join(os.path.dirname(daemon.home), "claude")
     task = task_op(daemon, action="add", title="Spend on it", project=root)["task"]
     jobs = []
@@ -124,7 +124,7 @@ def test_codex_spend_and_its_plan_windows_as_its_rollout_says(daemon, tmp_path):
     write_config(daemon.home, {"agentProfiles": {"coder": {
         "command": agent("spends.py", "--codex", "--session-id", "0a0b0c0d-0000-4000-8000-00000000000e"),
         "task": "type", "term": TERM, "provider": "openai", "spendFrom": "codex",
-        "sessionFrom": {"openFile": CODEX_ROLLOUT}}}})
+        "sessionFrom": {"openFile": CODEX_ROLLOUT}}}, "sandbox": homes_sandbox(daemon)})
     os.makedirs(tmp_path / "w")
     job_id = dispatch(daemon, [], cwd=str(tmp_path / "w"), profile="coder", env={"CODEX_HOME": codex_home})
     waits(daemon, job_id)

@@ -8,7 +8,7 @@ import os
 from clockkit import advance_to, clocked_daemon, now_ms  # noqa: F401 (a fixture)
 from conftest import wait_for
 from jobkit import agent, dispatch, edit_schedules, row, write_config
-from spendkit import CODEX_ROLLOUT, TERM, profile, spend_of, waits
+from spendkit import CODEX_ROLLOUT, TERM, homes_sandbox, profile, spend_of, waits
 
 
 def coder():
@@ -18,7 +18,8 @@ def coder():
 
 
 def configure(daemon, **config):
-    write_config(daemon.home, dict({"agentProfiles": {"spender": profile(), "coder": coder()}}, **config))
+    write_config(daemon.home, dict({"agentProfiles": {"spender": profile(), "coder": coder()},
+                                    "sandbox": homes_sandbox(daemon)}, **config))
 
 
 def env(daemon):

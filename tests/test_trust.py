@@ -10,13 +10,14 @@ import os
 import pytest
 
 from conftest import wait_for
-from jobkit import agent, dispatch, row, wait_row, write_config
+from jobkit import job_token, agent, dispatch, row, wait_row, write_config
 
 PERSONS_OPS = ("dispatch", "task approve", "task merge", "keys", "reply")
 
 
 def probe(daemon, how, **extra):
-    out = os.path.join(daemon.home, f"probe-{how}.json")
+    # Beside roost's home, not in it: a jailed job sees its own directory there, no more.
+    out = os.path.join(os.path.dirname(daemon.home), f"probe-{how}.json")
     job_id = dispatch(daemon, agent("trust_probe.py", out, how), name=f"probe-{how}", **extra)
 
     def answered():
@@ -27,10 +28,14 @@ def probe(daemon, how, **extra):
     return job_id, wait_for(answered, timeout=60, what=f"the probe ({how}) to answer")
 
 
-@pytest.mark.parametrize("how", ["here", "double-fork", "setsid"])
-def test_a_jobs_processes_are_refused_the_persons_ops(daemon, how):
-    job_id, found = probe(daemon, how)
-    if how == "double-fork":
+@pytest.mark.parametrize("how, jailed", [("here", True), ("double-fork", True), ("double-fork", False),
+                                         ("setsid", True)])
+def test_a_jobs_processes_are_refused_the_persons_ops(daemon, how, jailed):
+    job_id, found = probe(daemon, how, **({} if jailed else {"sandbox": False}))
+    assert row(daemon, job_id)["sandboxed"] is jailed
+    if how == "double-fork" and jailed:
+        assert found["ppid"] == 1        # its parent is gone: its jail's pid 1 took it (its own namespace)
+    elif how == "double-fork":
         assert found["ppid"] != row(daemon, job_id)["pid"]    # its parent is gone: the keeper's now
         # The keeper, its subreaper, reaps it once it ends (no zombie left), and that
         # orphan's end is not taken for the job's.
@@ -96,7 +101,7 @@ def test_roost_run_as_me_makes_the_persons_shell(daemon):
 
 def test_a_sessions_spawn_is_never_the_persons_shell(daemon):
     lead = dispatch(daemon, ["sleep", "300"], name="lead")
-    token = json.load(open(os.path.join(daemon.home, "jobs", lead, "job.json")))["token"]
+    token = job_token(daemon.home, lead)
     launch = {"kind": "shell", "cwd": "/tmp", "command": ["sleep", "300"], "env": {}, "name": "child",
               "sessionFile": "", "origin": "bg"}
     with daemon.client() as client:
@@ -112,7 +117,7 @@ def test_a_profiles_person_flag_counts_for_the_persons_dispatch_only(daemon):
     mine = dispatch(daemon, [], profile="mine", name="mine")
     assert row(daemon, mine).get("person") is True
     lead = dispatch(daemon, ["sleep", "300"], name="lead")
-    token = json.load(open(os.path.join(daemon.home, "jobs", lead, "job.json")))["token"]
+    token = job_token(daemon.home, lead)
     with daemon.client() as client:
         client.call("speak_for", {"id": lead, "token": token})
         child = client.call("spawn", {"launch": {"kind": "shell", "cwd": "/tmp", "command": [], "profile": "mine",

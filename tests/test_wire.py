@@ -12,6 +12,7 @@ import time
 import pytest
 
 from conftest import wait_for
+from jobkit import job_token
 
 MiB = 1024 * 1024
 
@@ -134,8 +135,7 @@ SURROGATE_REQUESTS = {
 def test_a_lone_surrogate_anywhere_in_a_request_is_refused_and_harms_no_one(daemon, where):
     job = daemon.call("dispatch", kind="shell", cwd="/tmp", command=["sleep", "60"], env={}, name="target",
                       sessionFile="", origin="dispatch")["id"]
-    with open(os.path.join(daemon.home, "jobs", job, "job.json")) as handle:
-        token = json.load(handle)["token"]
+    token = job_token(daemon.home, job)
     before = daemon.call("list", all=True)["jobs"]
     template = SURROGATE_REQUESTS[where]
     line = "{" + (template % LONE).replace("JOB", job).replace("TOKEN", token) + "}\n"

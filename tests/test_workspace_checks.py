@@ -8,6 +8,7 @@ import os
 
 from boardkit import launch, notes_for, prepared_and_started, project_repo, refused, task_op, wait_stage, was_told
 from conftest import wait_for
+from jobkit import write_config
 from gitkit import commit_file, git, isolated_git, read, sha, write  # noqa: F401
 from peerkit import speaker
 
@@ -124,6 +125,8 @@ def test_the_train_lands_in_order_and_stops_at_a_failing_verify(daemon, tmp_path
 
 def test_at_most_two_verifies_run_in_a_repository_and_the_third_waits_its_turn(daemon, tmp_path):
     go = tmp_path / "go"
+    # The verifies wait for a file outside their worktrees: their jails may read it.
+    write_config(daemon.home, {"sandbox": {"read": [str(tmp_path)]}})
     root = project_repo(tmp_path / "repo", verify=f"while [ ! -f {go} ]; do sleep 0.05; done")
     ids, workers = [], {}
     for name in ("a", "b", "c"):

@@ -64,6 +64,7 @@ def serve(foreground=False, detached=False):
     from roost import blocking, git, ops, store
     from roost.daemon import logs
     from roost.daemon.services import Services
+    from roost.jobs import jail_places
     from roost.server.listener import Server
 
     user_umask = os.umask(0o077)
@@ -88,6 +89,10 @@ def serve(foreground=False, detached=False):
     _log_greenlet_errors(gevent.get_hub())
     blocking.use_threadpool()       # the store's fsyncs and dulwich's reads, off the loop
     git.use_umask(user_umask)       # worktrees get the user's file modes, not the daemon's 077
+    try:
+        jail_places.link_socket(sock_path)     # the name jails reach it by
+    except OSError as error:
+        log.error("cannot give the socket its jails' name: %s; jobs started now reach only this daemon", error)
     # git's jails see neither roost's home nor its socket (issue 26 item 4)
     git.use_jails((home, os.path.dirname(sock_path), os.environ.get("XDG_RUNTIME_DIR")), os.path.join(home, "git"))
     if sock_path != os.path.join(home, "roost.sock"):
@@ -122,10 +127,12 @@ def serve(foreground=False, detached=False):
 def _leave(server, services, sock_path, keep_workers):
     log.info("stopping (keepWorkers=%s)", keep_workers)
     # The socket goes first, so no new client reaches a daemon on its way out.
-    try:
-        os.unlink(sock_path)
-    except FileNotFoundError:
-        pass
+    from roost.jobs import jail_places
+    for path in (sock_path, jail_places.socket_link(sock_path)):
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
     server.stop_accepting()
     try:
         services.stop(keep_workers)

@@ -49,6 +49,7 @@ from roost.events.feed import EventFeed
 from roost.events.subscribers import Subscribers
 from roost.jobs import adoption, roost_on_path
 from roost.jobs.agent_links import AgentLinks
+from roost.jobs.keeper_loss import KeeperLosses
 from roost.jobs.launcher import Launcher
 from roost.jobs.limit_resume import LimitResumer
 from roost.jobs.origins import ProcessOrigins
@@ -106,7 +107,9 @@ class Services:
         self.jobs = JobRegistry(home, self.bus, self.clock)
         self.runner = JobRunner(self.jobs, self.keeper, self.config, socket_path, self.clock,
                                 roost_on_path.install(home))
-        self.origins = ProcessOrigins(self.jobs, lambda: self.keeper.keeper_pid)
+        keeper_pid = lambda: self.keeper.keeper_pid   # noqa: E731
+        self.keeper_losses = KeeperLosses(home, self.bus, keeper_pid, self.clock)
+        self.origins = ProcessOrigins(self.jobs, keeper_pid, losses=self.keeper_losses)
         self.links = AgentLinks(self.jobs)
         self.replies = ReplyDesk(self.jobs, self.runner, self.links)
         self.reaper = Reaper(self.jobs, self.runner, self.config, self.clock)
@@ -156,7 +159,9 @@ class Services:
     def _wire(self):
         """The hooks, in the order they fire."""
         self.keeper.exit_listeners.append(self.runner.ends.exited)
+        self.keeper.lost_listeners.append(self.keeper_losses.lost)    # a security event first
         self.keeper.lost_listeners.append(self.runner.keeper_lost)
+        self.runner.on_started.append(lambda job: self.keeper_losses.seen())   # the keeper's start, while it lives
         self.runner.on_started.append(self.timelines.started)    # each job's flight recorder first
         self.runner.on_adopted.append(lambda job: self.timelines.started(job, adopted=True))
         self.replies.on_typing.append(self.timelines.typing)     # who ends a dialog, known from its first key
@@ -202,6 +207,7 @@ class Services:
         """Before the socket serves: every job on record, the live ones adopted from the
         keeper (one is started when none runs), idle timers armed."""
         self.feed.load()
+        self.keeper_losses.load()
         self.jobs.load()
         for job in self.jobs.all():
             if job.state is not None:
@@ -214,6 +220,7 @@ class Services:
         except Exception as error:
             log.exception("adopting the jobs failed")
             self.runner.pty_error = f"cannot reach the keeper: {error}"
+        self.keeper_losses.seen()
         self.reaper.arm_all()
         try:
             self.workspaces.start()     # tasks.json and the repositories' worktrees agree again

@@ -16,6 +16,7 @@ from roost.clock import now_ms
 from roost.jobs import recovery
 from roost.jobs.record import end_state
 from roost.jobs.run_end import DRAIN_WAIT_S, recorded_exit
+from roost.unix import bwrap
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,8 @@ def adopt(runner):
             # Spawned, but the daemon died before it recorded so.
             if not job.run.active:
                 registry.move(job, "starting")
-                registry.move(job, "running", state="working", pid=info.get("pid"), endedAt=None)
+                registry.move(job, "running", state="working", pid=info.get("pid"), endedAt=None,
+                              sandboxed=bwrap.is_jail(info.get("pid")))
             else:
                 registry.change(job, pid=info.get("pid"), endedAt=None)
         runner.attach_terminal(job, pty, judge_later=index * JUDGE_APART_S)

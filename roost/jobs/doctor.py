@@ -19,7 +19,7 @@ import subprocess
 import gevent
 
 from roost.bundle import userenv
-from roost.jobs import builtin_profiles, profiles
+from roost.jobs import builtin_profiles, jail_places, profiles
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +63,7 @@ def check(entry, config, environ, cwd):
     missing = builtin_profiles.missing_files(command + list(profile.get("resume") or []))
     if missing:
         _verdict(result, BROKEN, f"roost's own file {missing[0]} is missing (an incomplete install of roost)")
+    notes.extend(jail_places.file_notes(profile, environ.get("HOME")))
     program = command[0]
     result["program"] = program
     result["path"] = _which(program, environ, cwd)

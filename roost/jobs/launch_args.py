@@ -41,6 +41,7 @@ DISPATCH_ARGS = Shape({
     "rows": Integer("roost's own: its terminal's size.", minimum=2, maximum=MAX_SIZE, default=DEFAULT_ROWS),
     "cols": Integer(minimum=2, maximum=MAX_SIZE, default=DEFAULT_COLS),
     "person": Flag("issue 16: the person's own shell (the person's own dispatch only).", default=None),
+    "sandbox": Flag("issue 26: false runs it without a jail (the person's own dispatch only).", default=None),
     "restart": Choice(("always", "never"), "\"always\": started again after the machine restarts.", default=None),
     "schedule": Text("M39: the schedule that started it.", default=None),
 }, name="DispatchArgs", doc="A session to start (dispatch, spawn, a schedule's launch, a task's start).")

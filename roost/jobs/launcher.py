@@ -45,7 +45,9 @@ def read_dispatch(args, config):
     for field in ("resumeCommand", "resumable", "protocol", "taskInArgv", "origin", "rows", "cols",
                   # The person's own shell (issue 16): its processes are the person. The
                   # launcher keeps it only for the person's own dispatch.
-                  "person"):
+                  "person",
+                  # roost's own (issue 26): `false` runs it without a jail; the person's dispatch only.
+                  "sandbox"):
         launch[field] = args[field]
     if profile:
         launch["profile"] = profile
@@ -62,6 +64,8 @@ def read_dispatch(args, config):
         launch["protocol"] = False
     if launch["person"] is None:
         launch["person"] = False
+    if launch["sandbox"] is not False:
+        launch.pop("sandbox")
     if launch["resumable"] is None:
         launch["resumable"] = bool(launch["resumeCommand"])
     launching.check_runnable(builtin_profiles.expand(launch["argv"][:1])[0], cwd, {**os.environ, **args["env"]})
@@ -121,6 +125,9 @@ class Launcher:
                 raise RoostError(UNAUTHORIZED, "only the person's own dispatch may make a job the person's shell")
             launch["person"] = False
             fields.pop("person", None)
+        if launch.get("sandbox") is False and not by_person:
+            # A jailed agent's spawn would otherwise start its way out of its jail.
+            raise RoostError(UNAUTHORIZED, "only the person's own dispatch may run a job without a jail")
         fields.update(extra or {})
         marker = gevent.event.AsyncResult()
         if request_id is not None:

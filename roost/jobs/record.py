@@ -4,7 +4,9 @@ registry (roost.jobs.registry) is the only one that changes a record (`change`, 
 `move` for a run).
 
 job.json holds the row's fields at the top level, beside what the daemon needs to start
-the job again (`launch`), its token, and its bookkeeping (recent starts, the last exit).
+the job again (`launch`) and its bookkeeping (recent starts, the last exit). Its token,
+and what roost decided about it that the job must not change, are kept apart, where no
+job writes (roost.jobs.trusted).
 Its replies and their request ids are in the job's reply book (roost.jobs.reply_book).
 Fields this version does not know are kept: the record is the dict read from disk,
 changed in place.
@@ -56,7 +58,7 @@ _ROW_DEFAULTS = {
 # Optional JobRow fields: shown when the record has them.
 _ROW_OPTIONAL = ("usage", "parentSession", "rootSession", "parentOpen", "agent", "prs", "worktree",
                  "fanout", "profile", "schedule", "capabilities", "role", "suggested", "task",
-                 "person")
+                 "person", "sandboxed")
 # roost's own optional fields, shown only while they hold a value: `unreadSince`, since
 # when a terminal agent's screen has matched none of its profile's patterns, once that
 # has lasted (roost.jobs.unread); `held`, while a person attached to a terminal agent has
@@ -78,11 +80,12 @@ class Job:
     """One job: its record (persisted), its run, and what only the running daemon has."""
 
     # Hundreds of jobs: slots keep each small.
-    __slots__ = ("record", "job_dir", "reply_book", "terminal", "run", "finisher", "removed",
+    __slots__ = ("record", "token", "job_dir", "reply_book", "terminal", "run", "finisher", "removed",
                  "saved_generation", "changed_generation", "write_lock")
 
-    def __init__(self, record, job_dir=None):
+    def __init__(self, record, job_dir=None, token=None):
         self.record = record
+        self.token = token            # proves a connection speaks for it (roost.jobs.trusted)
         self.job_dir = job_dir
         self.reply_book = None        # roost.jobs.reply_book.ReplyBook, read when first needed
         self.terminal = None          # roost.term.terminal.Terminal while the pty is ours
@@ -123,10 +126,6 @@ class Job:
         return self.run.phase == "running"
 
     @property
-    def token(self):
-        return self.record["token"]
-
-    @property
     def launch(self):
         return self.record.setdefault("launch", {})
 
@@ -162,12 +161,12 @@ class Job:
         return row
 
 
-def new_record(job_id, token, fields):
+def new_record(job_id, fields):
     """The record of a job about to start for the first time."""
     now = now_ms()
     record = dict(_ROW_DEFAULTS)
     record["choices"] = []
-    record.update({"version": RECORD_VERSION, "id": job_id, "token": token, "state": None,
+    record.update({"version": RECORD_VERSION, "id": job_id, "state": None,
                    "startedAt": now, "stateSince": now, "createdAt": now,
                    "runs": {"quickDeaths": 0}})
     record.update(fields)

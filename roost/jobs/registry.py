@@ -19,6 +19,7 @@ from roost.jobs import reply_book
 from roost.jobs.news import state_news
 from roost.jobs.record import AGENT_STATES, END_STATES, ROW_FIELDS, Job, new_record
 from roost.jobs.run import RunRefused
+from roost.jobs.trusted import Trusted
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,7 @@ class JobRegistry:
         self.on_row_change = []        # fn(row, previous row or None) after each durable change
         self.on_remove = []            # fn(row) after a job is removed
         self.runs_moved = 0            # counts every run's move: a pid -> job index checks it
+        self.trusted = Trusted(home)   # tokens, and what a job must not change (roost.jobs.trusted)
 
     # -- finding --------------------------------------------------------------
     def load(self):
@@ -49,11 +51,20 @@ class JobRegistry:
                 if os.path.isdir(os.path.join(directory, name)):
                     log.warning("job directory %s has no readable job.json; left as it is", name)
                 continue
-            if record.get("id") != name or not record.get("token"):
-                log.error("job.json in %s names another job or has no token; ignored", name)
+            if record.get("id") != name:
+                log.error("job.json in %s names another job; ignored", name)
                 continue
-            job = Job(record, os.path.join(directory, name))
+            token, changed = self.trusted.load(record)
+            if token is None:
+                log.error("job %s has no token (neither in roost's own record nor in job.json); ignored", name)
+                continue
+            if record.get("state") is not None and "sandboxed" not in record:
+                record["sandboxed"] = False     # started by a roost before jails: it runs as it was
+                changed = True
+            job = Job(record, os.path.join(directory, name), token)
             self.jobs[job.id] = job
+            if changed:
+                self.persist(job)
             if record.get("requestId"):
                 self.by_request_id[record["requestId"]] = job.id
         log.info("%d jobs on record", len(self.jobs))
@@ -103,11 +114,13 @@ class JobRegistry:
         directory = self.job_dir(job_id)
         os.mkdir(directory, 0o700)
         reply_book.prepare(directory)
-        record = new_record(job_id, secrets.token_urlsafe(32), fields)
+        token = secrets.token_urlsafe(32)
+        self.trusted.write(job_id, token, launch, fields)
+        record = new_record(job_id, fields)
         record["launch"] = launch
         if request_id:
             record["requestId"] = request_id
-        job = Job(record, directory)
+        job = Job(record, directory, token)
         self.jobs[job.id] = job
         if request_id:
             self.by_request_id[request_id] = job.id
@@ -214,6 +227,7 @@ class JobRegistry:
             del self.by_request_id[request_id]
         with job.write_lock:
             store.remove_tree(self.job_dir(job))
+            self.trusted.remove(job.id)
         if news:
             self.bus.publish("remove", "removed", job.id, job.name)
         for hook in list(self.on_remove):

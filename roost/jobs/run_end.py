@@ -12,7 +12,9 @@ import gevent
 
 from roost import store
 from roost.clock import now_ms
+from roost.jobs import jail
 from roost.jobs.record import end_state
+from roost.unix import bwrap
 
 log = logging.getLogger(__name__)
 
@@ -89,22 +91,27 @@ class RunEnds:
             terminal.eof.wait(DRAIN_WAIT_S)
         run = job.run
         exit_fields = run.exit or {}
+        if job.record.get("sandboxed"):
+            exit_fields = bwrap.exit_fields(exit_fields)     # bwrap's 128 + n: killed by signal n
         run_pid = run.pid
         ended_at = exit_fields.get("at") or now_ms()
         fields = {"pid": None, "endedAt": ended_at, "status": None, "waitingFor": None, "resetsAt": None,
                   "unreadSince": None,
                   "exit": {key: exit_fields.get(key) for key in ("code", "signal", "status")}}
-        if terminal is not None:
-            # The screen's last line as it was left (the reading's may be seconds old).
-            shown = [line.strip() for line in terminal.text().splitlines() if line.strip()]
-            if shown:
-                fields["summary"] = shown[-1][:SUMMARY_LIMIT]
+        screen = terminal.text() if terminal is not None else ""
+        # The screen's last line as it was left (the reading's may be seconds old).
+        shown = [line.strip() for line in screen.splitlines() if line.strip()]
+        if shown:
+            fields["summary"] = shown[-1][:SUMMARY_LIMIT]
         state = end_state(run.phase == "stopping", exit_fields, job.state)
         runs = dict(job.record.get("runs") or {}, quickDeaths=0)
         if state == "stopped":
             fields["reaped"] = run.reaping
         elif state == "failed" and exit_fields.get("code") != 0:
             fields["error"] = describe_exit(exit_fields)
+            refused = jail.read_only_note(screen) if job.record.get("sandboxed") else None
+            if refused:
+                fields["error"] += "; " + refused
             # Only a failure on its own counts toward the crash-loop hold, not a stop.
             if ended_at - (job.record.get("startedAt") or 0) < QUICK_DEATH_MS:
                 runs["quickDeaths"] = (job.record.get("runs") or {}).get("quickDeaths", 0) + 1

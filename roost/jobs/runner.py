@@ -12,7 +12,7 @@ import os
 import gevent
 
 from roost.errors import BAD_REQUEST, BUSY, INTERNAL, RoostError
-from roost.jobs import builtin_profiles, launch, limits, processes, sessions
+from roost.jobs import builtin_profiles, jail, launch, limits, processes, sessions
 from roost.jobs.record import END_STATES, LIVE_STATES
 from roost.jobs.run_end import MAX_QUICK_DEATHS, QUICK_DEATH_MS, RunEnds, recorded_exit
 from roost.jobs.unread import UnreadWatch
@@ -39,6 +39,8 @@ class JobRunner:
         self.ends = RunEnds(registry, keeper)
         self.unread = UnreadWatch(registry, config)
         self.witness = Witness(keeper)  # the kernel's word on whether a job reads its terminal
+        # Whether bwrap makes jails here, and each start's argv in one (roost.jobs.jail).
+        self.jails = jail.Jails(registry.home, socket_path, keeper.path, roost_bin)
         self.pty_error = None           # why terminals cannot be had, for `status`
         self.on_started = []            # fn(job) once a run is recorded (its replies are typed)
         self.on_adopted = []            # fn(job) once a run a daemon before this one started is ours
@@ -62,7 +64,7 @@ class JobRunner:
         self.registry.move(job, "starting")
         try:
             started_at = self.clock.now_ms()
-            pty = self._spawn(job, argv)
+            pty, jailed = self._spawn(job, argv)
             pid = job.run.pid = pty.pid
             # The terminal reads from now on: its first output need not wait for the disk.
             self.attach_terminal(job, pty)
@@ -70,7 +72,7 @@ class JobRunner:
             self._publish_start(job, argv, first)
             self.registry.move(job, "running", state="working", pid=pid, startedAt=started_at,
                                endedAt=None, status="busy", waitingFor=None, resetsAt=None, question=None,
-                               choices=[], error=None, reaped=False, lastArgv=argv, unreadSince=None)
+                               choices=[], error=None, reaped=False, lastArgv=argv, unreadSince=None, **jailed)
         except BaseException:
             if job.run.phase == "starting":
                 self.registry.move(job, "ended")
@@ -99,9 +101,12 @@ class JobRunner:
         self.registry.bus.publish("start" if first else "restart", text, job.id, job.name, **who)
 
     def _spawn(self, job, argv):
+        """(the keeper's Pty, the row's fields of the jail: sandboxed, ports)."""
         env = launch.job_environ(job, self.socket_path, self.registry.job_dir(job), self.roost_bin)
+        cwd = job.record["cwd"]
         try:
-            spawned = self.keeper.spawn(job.id, argv, env, job.record["cwd"],
+            argv, env, jailed = self._jail(job, argv, env, cwd)
+            spawned = self.keeper.spawn(job.id, argv, env, cwd,
                                         job.launch.get("rows") or 40, job.launch.get("cols") or 120)
         except KeeperError as error:
             log.info("job %s could not start: %s", job.id, error)
@@ -113,7 +118,25 @@ class JobRunner:
             raise RoostError(BAD_REQUEST if isinstance(error, KeeperRefused) else INTERNAL, str(error))
         if self.pty_error == KEEPER_LOST:
             self.pty_error = None      # a new keeper serves
-        return spawned
+        return spawned, jailed
+
+    def _jail(self, job, argv, env, cwd):
+        """(argv, env, row fields) of a start: in a jail of its own unless it may not be
+        (roost.jobs.jail.decide). Raises KeeperRefused when its program cannot run."""
+        config = self.config.current()
+        jailed, why = jail.decide(config, job.launch, self.jails)
+        if not jailed:
+            if why:
+                log.info("job %s runs without a jail: %s", job.id, why)
+            return argv, env, {"sandboxed": False, "ports": None}
+        taken = {(other.record.get("ports") or [None])[0] for other in self.registry.all()
+                 if other is not job and other.run.active and other.record.get("sandboxed")}
+        try:
+            wrapped, env, ports = self.jails.wrap(job.launch, argv, env, cwd, self.registry.job_dir(job), config,
+                                                  taken)
+        except jail.CannotRun as refused:
+            raise KeeperRefused(str(refused))
+        return wrapped, env, {"sandboxed": True, "ports": ports}
 
     def _retire(self, job):
         """Let go of a previous run's terminal that a grandchild still held open."""

@@ -27,6 +27,9 @@ import secrets
 from roost.unix import files, pidlock, private_socket
 
 SECRET_NAME = "keeper.secret"
+# roost's directory of what no job may read or change (roost.jobs.trusted keeps the jobs'
+# tokens there too); a roost before kept the secret in the home itself.
+PRIVATE = "private"
 DAEMON_LOCK = "daemon.lock"
 
 
@@ -50,26 +53,39 @@ def refused(sock, home):
 
 
 def secret_path(home):
-    return os.path.join(home, SECRET_NAME)
+    return os.path.join(home, PRIVATE, SECRET_NAME)
 
 
-def read_secret(home):
-    """The keeper's secret as kept in the home, or None when there is none."""
+def _read(path):
     try:
-        with open(secret_path(home), "rb") as handle:
+        with open(path, "rb") as handle:
             text = handle.read(256).decode("ascii", "replace").strip()
     except OSError:
         return None
     return text or None
 
 
+def read_secret(home):
+    """The keeper's secret as kept in the home (or where a roost before kept it), or None
+    when there is none."""
+    return _read(secret_path(home)) or _read(os.path.join(home, SECRET_NAME))
+
+
 def ensure_secret(home):
-    """The daemon's side: the secret in the home, made (0600) when there is none yet."""
-    found = read_secret(home)
+    """The daemon's side: the secret in the home's private directory, made (0600) when
+    there is none yet; one a roost before kept in the home itself is moved there (the
+    keeper it started still knows it)."""
+    found = _read(secret_path(home))
     if found is not None:
         return found
-    made = secrets.token_hex(32)
+    earlier = os.path.join(home, SECRET_NAME)
+    made = _read(earlier) or secrets.token_hex(32)
+    os.makedirs(os.path.join(home, PRIVATE), mode=0o700, exist_ok=True)
     files.write_atomic(secret_path(home), made.encode("ascii") + b"\n", mode=0o600)
+    try:
+        os.unlink(earlier)
+    except FileNotFoundError:
+        pass
     return made
 
 

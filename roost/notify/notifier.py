@@ -149,7 +149,13 @@ class Notifier:
         self._cancel(row["id"])
 
     def event(self, event):
-        """The feed: a task's workspace that reached review."""
+        """The feed: a task's workspace that reached review; a keeper that died unasked
+        (issue 26: a security event, told once, whatever the settings)."""
+        if event.get("kind") == "keeper" and event.get("lost"):
+            self.send({"kind": "security", "id": None, "name": "roost", "title": "roost: the keeper died unasked",
+                       "body": mask(first_line(event.get("text"))), "waitingFor": None,
+                       "at": self._clock.now_ms(), "reminder": False}, self.settings())
+            return
         if event.get("kind") != "task" or event.get("why") != "stage" or event.get("task") is None:
             return
         task = self._board_task(event["task"])

@@ -60,13 +60,19 @@ def caller_of(job):
 
 
 def job_for(call):
-    """The job named by args.id whose token args.token carries."""
+    """The job named by args.id whose token args.token carries, from a connection that may
+    carry it: a token counts only from its own job's processes, or from the person's
+    (issue 26: a job that read another's token cannot speak for it)."""
     job_id, token = call.args["id"], call.args["token"]
     job = call.services.jobs.get(job_id)
     if job is None:
         raise RoostError(NOT_FOUND, f"no job {job_id}")
     if not hmac.compare_digest(token.encode("utf-8"), job.token.encode("utf-8")):
         raise RoostError(UNAUTHORIZED, "this token is not the job's: stop speaking for it")
+    inside = call.session.inside
+    if inside is not None and (inside.job is None or inside.job.id != job.id):
+        raise RoostError(UNAUTHORIZED, f"job {job.id}'s token is refused from {inside.describe()}: a token "
+                                       "counts only from its own job's processes")
     return job
 
 

@@ -1,18 +1,23 @@
 """`roost doctor`'s checks of roost itself, besides the agents' (roost.jobs.doctor):
 the home and the socket private to the user (0700, 0600), the keeper running and
-speaking this daemon's keeper wire, this daemon's version against the CLI's, and the
-notification sinks (roost.notify.sink_checks). Each check is
-{check, verdict: ok | problem | off, text}."""
+speaking this daemon's keeper wire, the jobs' jail (issue 26) and a keeper that died
+unasked, this daemon's version against the CLI's, and the notification sinks
+(roost.notify.sink_checks). Each check is {check, verdict: ok | problem | off, text}."""
 
 import os
 import stat
+import time
 
 from roost import __version__
 from roost.keeper import wire as keeper_wire
 from roost.keeper.client import ADMITS_ONLY_ITS_DAEMON
 from roost.notify.sink_checks import check_sinks
 
-OK, PROBLEM = "ok", "problem"
+OK, PROBLEM, OFF = "ok", "problem", "off"
+# What a job that runs without a jail can still do (docs/security.md).
+UNJAILED_CAN = ("a job without a jail runs as you: it can read and write all your files (roost's home, "
+                "other jobs' directories, their tokens), signal and trace your processes (other jobs, the "
+                "keeper), and only the ancestry of its processes tells roost they are not you")
 
 
 def _check(name, verdict, text):
@@ -57,6 +62,41 @@ def check_keeper(keeper):
     return _check("keeper", OK, f"running (pid {pid}), wire version {keeper.version}")
 
 
+def check_jail(runner, config):
+    """`jail`: ok when jobs run jailed; off when roost.json turns it off; PROBLEM when
+    bubblewrap cannot make one. Names the live jobs that run without one, and why."""
+    works, why, version, _ = runner.jails.get()
+    unjailed = [job for job in runner.registry.all() if job.running and not job.record.get("sandboxed")]
+    named = ""
+    if unjailed:
+        shown = ", ".join(f"{job.id} ({job.name}{', --as-me' if job.launch.get('person') else ''})"
+                          for job in unjailed[:10])
+        named = f"; {len(unjailed)} running without one: {shown}"
+    if config.get("sandbox") is False:
+        return _check("jail", OFF, f"roost.json says \"sandbox\": false: no job is jailed; {UNJAILED_CAN}")
+    if not works:
+        return _check("jail", PROBLEM, f"{why}: every job runs without a jail; {UNJAILED_CAN}")
+    text = f"each job runs in a jail of its own ({version or 'bwrap'}){named}"
+    return _check("jail", OK, text + (f"; {UNJAILED_CAN}" if unjailed else ""))
+
+
+def check_keeper_losses(losses):
+    """`keeper deaths`: shown once a keeper died unasked (roost.jobs.keeper_loss)."""
+    if not losses.losses:
+        return []
+    last = losses.losses[-1]
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(last.get("at", 0) / 1000))
+    left = losses.left_now()
+    said = (f"{len(losses.losses)} keeper death(s) roost did not ask for, the last (pid {last.get('pid')}) at {when}: "
+            "a job without a jail may have killed it")
+    if not left:
+        return [_check("keeper deaths", OK, said + "; no process it left to init runs now")]
+    shown = ", ".join(f"{pid} ({command[:60]})" for pid, command in left[:10])
+    return [_check("keeper deaths", PROBLEM, said + f"; processes it left to init run now and are never taken for "
+                                                    f"you: {shown} (end them, or run roost from a new terminal "
+                                                    "if one is yours)")]
+
+
 def check_versions(cli_version):
     if cli_version is None:
         return _check("version", OK, f"the daemon runs roost {__version__}")
@@ -72,5 +112,6 @@ def check_roost(services, cli_version=None):
               check_mode("socket", socket_path, 0o600, stat.S_ISSOCK)]
     if os.path.dirname(socket_path) != services.home:
         checks.append(check_mode("socket directory", os.path.dirname(socket_path), 0o700, stat.S_ISDIR))
-    checks += [check_keeper(services.keeper), check_versions(cli_version)]
+    checks += [check_keeper(services.keeper), check_jail(services.runner, services.config)]
+    checks += check_keeper_losses(services.keeper_losses) + [check_versions(cli_version)]
     return checks + check_sinks(services.config.get("notify"))

@@ -8,6 +8,8 @@ token, which lets it take part without a report, so that job's row is still read
 its screen.
 """
 
+import os
+
 from roost.contract import Choice, Flag, Integer, ListOf, Text
 from roost.errors import (BAD_REQUEST, FULL, NOT_FOUND, RATE_LIMITED, TOO_LONG, UNAUTHORIZED, UNSUPPORTED,
                           RoostError)
@@ -97,8 +99,27 @@ def spawn(call):
     if asker.job is not None and asker.job.protocol:
         raise RoostError(UNSUPPORTED, "a protocol agent does not spawn sessions")
     launch = call.args["launch"]
+    _check_jailed_spawn(call.session.inside, asker.job, launch.get("cwd"))
     spawn_tree.check_room(call.services.jobs, asker.id, asker.root)
     return call.services.launcher.launch(launch, extra={"parentSession": asker.id, "rootSession": asker.root})
+
+
+def _check_jailed_spawn(inside, parent, cwd):
+    """A jailed job writes its folder only: its child's folder, which the child's jail may
+    write, is that folder or one under it (issue 26), resolved (a link in its folder may
+    point anywhere). The jail a connection comes from counts, however it became a session
+    (a `peer_register` from inside a jail names any folder it likes)."""
+    if inside is not None and inside.jailed:
+        parent = inside.job
+        if parent is None:
+            raise RoostError(UNAUTHORIZED, "a process in a jail roost cannot tell spawns no session")
+    if parent is None or not parent.record.get("sandboxed"):
+        return
+    allowed = os.path.realpath(parent.record.get("cwd") or "/")
+    real = os.path.realpath(cwd) if isinstance(cwd, str) else None
+    if real is None or not (real == allowed or real.startswith(allowed.rstrip("/") + "/")):
+        raise RoostError(UNAUTHORIZED, f"a jailed job spawns sessions in its own folder ({allowed}) or under it, "
+                                       f"not in {cwd}")
 
 
 @op("handback", args={

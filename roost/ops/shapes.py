@@ -84,6 +84,8 @@ JOB_ROW = Shape({
     "suggested": absent(Anything, "M45: the concierge's suggested answer {text, why, at}."),
     "task": absent(Text, "M48: the task it was started on (one line)."),
     "person": absent(Flag, "issue 16: the person's own shell."),
+    "sandboxed": absent(Flag, "issue 26: it runs in a jail of its own (false: without one; left out before "
+                              "its first start)."),
     "unreadSince": absent(Number, "Since when its screen matched none of its profile's patterns."),
     "held": absent(Text, "A person attached has typed a line not yet submitted."),
     "spend": SPEND.but(nullable=True),

@@ -44,3 +44,13 @@ def read_stat(pid):
         return ProcessStat(pid, int(fields[1]), int(fields[3]), int(fields[19]))
     except (IndexError, ValueError):
         return None
+
+
+def pid_namespace(pid):
+    """The inode of `pid`'s PID namespace (/proc/<pid>/ns/pid), or None when it cannot
+    be read. A process cannot leave its PID namespace: a jailed job's processes are in
+    their jail's (roost.unix.bwrap), never in the daemon's."""
+    try:
+        return os.stat(f"/proc/{pid}/ns/pid").st_ino
+    except OSError:
+        return None

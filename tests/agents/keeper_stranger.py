@@ -1,7 +1,7 @@
 """A process of the user that is not the daemon asks the keeper for what only the daemon
 may have: `keeper_stranger.py SOCKET SECRET|@FILE OP...`. For each op, a connection of
 its own: a hello with the secret (read from FILE, as a job outside a jail could read the
-home's keeper.secret), then the op. Prints one JSON line: per op, the answers it got and
+home's private/keeper.secret), then the op. Prints one JSON line: per op, the answers it got and
 how many fds came with them."""
 
 import json

@@ -1,7 +1,8 @@
 """A protocol agent for tests, built on roost_agent.py: it records every reply it handled.
 
 Each handled reply is a line of `handled.jsonl` in the job's directory ({seq, text, mode,
-pid}, plus what it did), written when the handler is done. Its own stdout and stderr go to
+pid, run}, plus what it did), written when the handler is done; `run` tells its runs apart
+(in a jail each run's pid is its namespace's own, the same every time). Its own stdout and stderr go to
 `stdio.txt` there, so a test can prove that roost_agent writes nothing on its own.
 
 Replies it acts on:
@@ -31,11 +32,14 @@ import os
 import sys
 import threading
 import time
+import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
 import roost_agent  # noqa: E402
+
+RUN = uuid.uuid4().hex      # this run of the agent
 
 
 def job_dir():
@@ -110,7 +114,7 @@ def main(crash_on=None):
         text = reply.text
         if not text.startswith("say "):   # say: only the state it names, nothing before it
             agent.report("working", summary="handling: " + text)
-        entry = {"seq": reply.seq, "text": text, "mode": reply.mode, "pid": os.getpid()}
+        entry = {"seq": reply.seq, "text": text, "mode": reply.mode, "pid": os.getpid(), "run": RUN}
         if crash_on is not None and text == crash_on:
             marker = os.path.join(directory, "crashed-%d" % reply.seq)
             if not os.path.exists(marker):   # once: started again, it handles it

@@ -1,7 +1,7 @@
 """A job's shell tool trying the person's ops: `trust_probe.py OUT HOW`.
 
 HOW is where the probe runs: `here` (the job's own process), `double-fork` (a
-grandchild whose parent is gone, so the keeper adopted it) or `setsid` (a child in a
+grandchild whose parent is gone, so the keeper adopted it, or in a jail its pid 1) or `setsid` (a child in a
 session of its own). The probe sends each op over a raw socket to $ROOST_SOCKET and runs
 each as the roost CLI would, then writes what came back to OUT as JSON (atomically) and
 sleeps, so the job stays up for the test to read its row.
@@ -92,8 +92,10 @@ def main():
     elif how == "double-fork":
         middle = os.fork()
         if middle == 0:
+            middle = os.getpid()       # in this process fork said 0: its own pid is the one to outlive
             if os.fork() == 0:
-                # Wait until the middle one is gone: this one then belongs to the keeper.
+                # Wait until the middle one is gone: this one then belongs to the keeper
+                # (in a jail, to its pid 1).
                 while os.getppid() == middle:
                     time.sleep(0.01)
                 probe(out)

@@ -3,7 +3,8 @@
  * delivery it handled. The TypeScript twin of tests/agents/proto_recorder.py.
  *
  * Each handled delivery is a line of `handled.jsonl` in the job's directory ({seq, text,
- * mode, kind, pid}, plus what it did), written when the handler is done.
+ * mode, kind, pid, run}, plus what it did), written when the handler is done. `run` tells
+ * its runs apart (in a jail each run's pid is its namespace's own, the same every time).
  *
  * Replies it acts on:
  *   exit                      report done, close, exit 0 (by letting the event loop end)
@@ -27,10 +28,13 @@
  * client's log goes to.
  */
 
+import { randomUUID } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 
 import { RoostAgent, RoostError, jobFromEnv, type Logger, type Reply } from "../src/roost-agent.js";
+
+const RUN = randomUUID();
 
 const args = process.argv.slice(2);
 const crashOn = args.includes("--crash-on") ? args[args.indexOf("--crash-on") + 1] : null;
@@ -97,7 +101,7 @@ function main(): void {
     try {
       const text = reply.text;
       agent.report({ state: "working", summary: "handling: " + text });
-      const entry: Record<string, unknown> = { seq: reply.seq, text, mode: reply.mode, kind: reply.kind, pid: process.pid };
+      const entry: Record<string, unknown> = { seq: reply.seq, text, mode: reply.mode, kind: reply.kind, pid: process.pid, run: RUN };
       if (crashOn !== null && text === crashOn && !exists(`crashed-${reply.seq}`)) {
         fs.writeFileSync(path.join(directory, `crashed-${reply.seq}`), "");   // once: started again, it handles it
         process.kill(process.pid, "SIGKILL");
@@ -123,7 +127,7 @@ function main(): void {
   }
 
   async function onMessage(item: Reply): Promise<void> {
-    record({ seq: item.seq, text: item.text, kind: item.kind, from: item.from, relation: item.relation, pid: process.pid });
+    record({ seq: item.seq, text: item.text, kind: item.kind, from: item.from, relation: item.relation, pid: process.pid, run: RUN });
     agent.report({ state: "blocked", summary: `item ${item.seq}: ${item.text}` });
   }
 

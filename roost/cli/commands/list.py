@@ -1,5 +1,6 @@
 """List the jobs: live ones, pinned ones and those that ended in the last day (--all:
-every job on record). Pinned jobs (*) first, then the order they were put in.
+every job on record). Pinned jobs (*) first, then the order they were put in. A job that
+runs without a jail (docs/security.md) says `[no jail]`.
 
 Usage:
   roost list [--all] [--cwd=DIR] [--watch] [--json]
@@ -70,6 +71,8 @@ def table(rows, now):
         name = row["name"] if len(row["name"]) <= 28 else row["name"][:27] + "…"
         mark = "*" if row.get("pinned") else " "
         queued = f" (+{row['queued']} queued)" if row.get("queued") else ""
+        if row.get("sandboxed") is False:
+            queued += " [no jail]"
         lines.append(f"{mark} {row['id']:<8}  {state_text(row):<8}  {age(row['stateSince'], now):>4}  "
                      f"{spend_text(row.get('spend')):>9}  {name:<28}  {text}{queued}".rstrip())
     return "\n".join(lines)

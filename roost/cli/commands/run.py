@@ -4,11 +4,12 @@ replaces the profile's. The job gets this environment and runs here unless --cwd
 machine's environment, and --cwd, else this directory's path, is a directory there).
 With --as-me the job is your own shell: its processes may do what you may (dispatch,
 reply, keys, approve...), which a job's processes may not otherwise; its row says
-`person: true`.
+`person: true`. A job runs in a jail of its own (docs/security.md), one with --as-me
+or --no-sandbox excepted (then its row says `sandboxed: false`).
 
 Usage:
-  roost run [--name=NAME] [--cwd=DIR] [--profile=PROFILE] [--as-me] [--restart=WHEN] [--json] [--] <command>...
-  roost run --profile=PROFILE [--name=NAME] [--cwd=DIR] [--as-me] [--restart=WHEN] [--json]
+  roost run [--name=NAME] [--cwd=DIR] [--profile=PROFILE] [--as-me] [--no-sandbox] [--restart=WHEN] [--json] [--] <command>...
+  roost run --profile=PROFILE [--name=NAME] [--cwd=DIR] [--as-me] [--no-sandbox] [--restart=WHEN] [--json]
   roost run --help
 
 Options:
@@ -16,6 +17,7 @@ Options:
   --cwd=DIR          where it runs (default: the current directory)
   --profile=PROFILE  an agent profile of roost.json ("agentProfiles")
   --as-me            the job is the person's own shell (never an agent's)
+  --no-sandbox       run it without a jail: it may write all your files
   --restart=WHEN     `always`: started again with its own argv after the machine
                      restarts (a dev server, a watcher)
   --json             print the op's result as JSON
@@ -51,6 +53,8 @@ def main(opts, ctx):
         return ExitStatus.USAGE
     if opts["--as-me"]:
         args["person"] = True
+    if opts["--no-sandbox"]:
+        args["sandbox"] = False
     result = ctx.call_once("dispatch", args)
     ctx.show(opts, result, f"started {result['id']} {result['name']}")
     if result.get("notice") and not opts.get("--json"):
