@@ -42,6 +42,7 @@ SUITES = [
     ("radar", "The overlap radar: 20 worktrees of a 10,000-file repository"),
     ("unread", "Unread answers: one job's eight connections that never read"),
     ("hosts", "Other machines: `roost --host` over ssh (a real sshd on 127.0.0.1)"),
+    ("states", "Honest states: the kernel's word on a job, per look and at 500 idle jobs"),
     ("spend", "What the fleet spends: 1 GB of transcripts read against ccusage, 50 live sessions followed"),
 ]
 # Sections a script of their own measures (not `scripts/bench`: they need what CI has

@@ -67,9 +67,9 @@ def notes_for(daemon, job_id):
 
 
 def was_told(daemon, job_id, words):
-    """Whether a message holding `words` reached the job: waiting in its reply book, or
-    already typed (a `sleep` holder's quiet screen is taken as waiting, by the settle
-    rule, and what is typed there is echoed on its screen)."""
+    """Whether a message holding `words` reached the job: waiting in its reply book (a
+    `sleep` holder works on, issue 27: nothing is typed into it), or already typed into a
+    holder that reads its terminal (what is typed there is echoed on its screen)."""
     return (any(words in text for text in notes_for(daemon, job_id))
             or words in daemon.call("peek", id=job_id)["text"])
 

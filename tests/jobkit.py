@@ -4,6 +4,7 @@ finding a job's processes the way `stop` does (its identity in /proc/*/environ).
 import json
 import os
 import signal
+import time
 
 from conftest import AGENTS, DaemonProcess, PYTHON, wait_for
 
@@ -157,3 +158,11 @@ sys.exit(main([]))
 
 class SlowRecordsDaemon(DaemonProcess):
     code = SLOW_RECORDS
+
+
+def stays(predicate, seconds, what):
+    """`predicate` holds at every look for `seconds` (a bounded watch, not a sleep)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert predicate(), what
+        time.sleep(0.02)

@@ -6,8 +6,11 @@ import contextlib
 import json
 import os
 import socket
+import subprocess
+import sys
 import time
 
+from conftest import ROOT, wait_for
 from roost.keeper import wire as keeper_wire
 from roost.unix import pidlock
 
@@ -79,3 +82,21 @@ class KeeperConnection:
 
     def close(self):
         self.sock.close()
+
+
+def older_keeper(home, secret, version=2, without=()):
+    """A keeper of `home` that says it speaks wire `version`, its ops `without` taken
+    away (as one of that version has none of them), started as a daemon starts one (its
+    secret on stdin); the Popen."""
+    code = (f"import sys; from roost.keeper import wire; wire.VERSION = {int(version)}\n"
+            "from roost.keeper.keeper import Keeper\n"
+            + "".join(f"del Keeper.op_{op}\n" for op in without)
+            + "from roost.keeper import main; sys.exit(main.main(sys.argv[1:]))")
+    log = open(os.path.join(home, "keeper.log"), "ab")
+    process = subprocess.Popen([sys.executable, "-c", code, "--home", home], stdin=subprocess.PIPE, stdout=log,
+                               stderr=log, start_new_session=True, env={**os.environ, "PYTHONPATH": ROOT})
+    process.stdin.write(secret.encode() + b"\n")
+    process.stdin.close()
+    log.close()
+    wait_for(lambda: os.path.exists(keeper_wire.socket_path(home)), what="the older keeper to listen")
+    return process

@@ -12,6 +12,7 @@ import time
 import gevent
 
 from roost.term.terminal import Terminal
+from roost.unix.terminal_waits import Prober
 
 
 def gwait(predicate, timeout=10.0, what="the condition"):
@@ -32,7 +33,7 @@ class Job:
     read and written, as with an older keeper)."""
 
     def __init__(self, argv, term=None, rows=24, cols=80, log_limit=4 * 1024 * 1024, typed=False,
-                 job_dir=None, carried=True):
+                 job_dir=None, carried=True, takes_task=True):
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
         self.process = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave,
@@ -41,10 +42,13 @@ class Job:
         self.dir = job_dir or tempfile.mkdtemp(prefix="rt-term-")
         self.changes = []
         self.eofs = []
+        # The kernel's word on the child, read here as the keeper reads it (issue 27).
+        prober, pid = Prober(), self.process.pid
         self.terminal = Terminal("job-1", master, self.dir, term=term, rows=rows, cols=cols,
                                  on_change=self.changes.append, on_eof=lambda: self.eofs.append(1),
                                  log_limit=log_limit, typed=typed,
-                                 carry=os.pipe2(os.O_CLOEXEC) if carried else None).start()
+                                 carry=os.pipe2(os.O_CLOEXEC) if carried else None,
+                                 probe=lambda: prober.probe_master(pid, master), takes_task=takes_task).start()
 
     def states(self):
         return [(change["state"], change["status"], change["waitingFor"]) for change in self.changes]

@@ -113,7 +113,7 @@ def test_a_catastrophic_regex_from_spawn_does_not_stall_the_daemon(daemon):
 
 
 def test_a_wire_pattern_ending_in_backslash_z_still_matches(daemon):
-    job_id = dispatch(daemon, [PYTHON, "-c", "import time; print('Choose [1-2]: ', end='', flush=True); time.sleep(30)"],
+    job_id = dispatch(daemon, [PYTHON, "-c", "print('Choose [1-2]: ', end='', flush=True); input()"],
                       term={"submit": "\r", "settleMs": 50, "waiting": r"Choose \[\d-\d\]:\s*\Z"})
     wait_row(daemon, job_id, lambda current: current["status"] == "waiting", what="the prompt read as waiting")
 

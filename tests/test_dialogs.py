@@ -6,13 +6,12 @@ prompt (Enter alone accepts it) and a prompt that comes late."""
 
 import json
 import os
-import time
 
 import pytest
 
 from conftest import wait_for
 from dialogkit import in_dialog, launch
-from jobkit import agent, output, row, wait_row
+from jobkit import agent, output, row, stays, wait_row
 
 
 def typed(cwd):
@@ -21,14 +20,6 @@ def typed(cwd):
             return handle.read().splitlines()
     except FileNotFoundError:
         return []
-
-
-def stays(predicate, seconds, what):
-    """`predicate` holds at every look for `seconds` (a bounded watch, not a sleep)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        assert predicate(), what
-        time.sleep(0.02)
 
 
 def test_a_dialog_is_shown_as_one_and_nothing_is_typed_into_it(daemon, tmp_path):

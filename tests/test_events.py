@@ -32,7 +32,8 @@ def test_a_jobs_life_is_in_the_feed_once_each_in_order(daemon):
     mine = [event for event in events if event["id"] == job_id]
     # (it may be seen working between the reply and its end: the screen moved meanwhile)
     told = [(event["kind"], event["text"]) for event in mine if event["text"] != "working"]
-    assert told == [("start", "started: sh in /tmp"), ("state", "waits for its first task"), ("reply", "reply: Ada"),
+    # A command asks a question; only an agent waits for its first task (issue 27).
+    assert told == [("start", "started: sh in /tmp"), ("state", "waits for an answer: Name?"), ("reply", "reply: Ada"),
                     ("state", "done: hi Ada"), ("remove", "removed")]
     assert all(event["name"] == "greeter" and event["at"] > 0 for event in mine)
     seqs = [event["seq"] for event in events]
@@ -54,7 +55,7 @@ def test_what_happens_while_a_row_is_written_comes_after_it_in_the_feed(home):
         events = wait_for(lambda: (lambda found: found if ("state", "done: hi Ada") in found else None)(
             [(event["kind"], event["text"]) for event in feed(daemon, id=job_id)["events"]]), what="its end")
         told = [entry for entry in events if entry[1] != "working"]
-        assert told == [("start", "started: sh in /tmp"), ("state", "waits for its first task"),
+        assert told == [("start", "started: sh in /tmp"), ("state", "waits for an answer: Name?"),
                         ("reply", "reply: Ada"), ("state", "done: hi Ada")]
     finally:
         daemon.stop()

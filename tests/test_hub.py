@@ -125,7 +125,7 @@ def test_a_jobs_timeline_on_its_own_key(daemon, tmux):
     tmux.keys("T")
     screen = tmux.wait_text(f"timeline: asker ({job_id})")
     assert re.search(r"\d\d:\d\d:\d\d\.\d{3} started: pid \d+", screen)
-    assert re.search(r"state blocked/waiting/\S+\s+\[(?:waiting|quiet)", screen)
+    assert re.search(r"state blocked/waiting/\S+\s+\[kernel; the kernel: pid \d+ `python\S*` reads its terminal", screen)
     tmux.keys("T")                            # its key closes it again
     tmux.wait_screen(lambda text: "timeline: asker" not in text, what="the timeline to close")
 
@@ -203,7 +203,7 @@ def test_no_color_draws_plain_text(daemon, tmux):
     worker(daemon)
     start_hub(tmux, NO_COLOR="1")
     screen = tmux.wait_text("WORKING (1)")
-    assert "? NEEDS YOU (1)" in screen and "* WORKING (1)" in screen
+    assert "! NEEDS YOU (1)" in screen and "* WORKING (1)" in screen
     assert not any(glyph in screen for glyph in "◆●✓✗▸▲↑↓")
     coloured = tmux.screen(escapes=True)
     assert not re.search(r"\x1b\[[0-9;]*(3[0-7]|9[0-7]|38;)", coloured), coloured   # no foreground colour
@@ -287,7 +287,7 @@ def test_a_dumb_terminal_gets_the_groups_as_plain_text(daemon):
     finally:
         child.close()
     assert child.exitstatus == 0
-    assert "? NEEDS YOU (1)" in text and "* WORKING (1)" in text and "Choose [1-3]:" in text
+    assert "! NEEDS YOU (1)" in text and "* WORKING (1)" in text and "Choose [1-3]:" in text
     assert "\x1b[" not in text
 
 

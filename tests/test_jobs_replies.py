@@ -19,7 +19,8 @@ def echo_job(daemon, work=0.1):
 
 def test_a_reply_to_a_waiting_agent_is_typed_and_submitted(daemon):
     job_id = echo_job(daemon)
-    assert row(daemon, job_id)["waitingFor"] == "first-prompt"
+    # A command, not an agent that takes a first task: it asks a question (issue 27).
+    assert row(daemon, job_id)["waitingFor"] == "question"
     answer = daemon.call("reply", id=job_id, text="hello agent", requestId="r-1")
     assert answer == {"delivered": True, "saved": False}
     wait_for(lambda: "echo: hello agent" in output(daemon.home, job_id), what="the echo")
@@ -56,10 +57,17 @@ def test_a_follow_up_waits_for_the_agent_and_a_steer_does_not(daemon):
     assert text.index("echo: steered") < text.index("echo: after that")
 
 
+def shows_its_prompt(daemon, job_id):
+    """It never reads its terminal, so the kernel says it works (issue 27): only a steer
+    is typed into it."""
+    return "ready" in daemon.call("peek", id=job_id)["text"] and row(daemon, job_id)["state"] == "working"
+
+
 def test_a_reply_the_agent_never_reads_is_reported_not_submitted(daemon):
     job_id = dispatch(daemon, agent("ignores_input.py"))
-    wait_row(daemon, job_id, lambda current: current["state"] == "blocked", what="it to wait")
-    answer = daemon.call("reply", id=job_id, text="are you there")
+    wait_for(lambda: shows_its_prompt(daemon, job_id), what="its prompt")
+    assert daemon.call("reply", id=job_id, text="not typed") == {"delivered": False, "saved": True}
+    answer = daemon.call("reply", id=job_id, text="are you there", mode="steer")
     assert answer["delivered"] is False and answer["saved"] is False and answer["error"]
     assert "not submitted" in row(daemon, job_id)["error"]
 
@@ -99,7 +107,7 @@ def test_a_child_that_never_reads_stalls_only_its_own_job(daemon):
     import threading
 
     job_id = dispatch(daemon, agent("ignores_input.py"))
-    wait_row(daemon, job_id, lambda current: current["state"] == "blocked", what="it to wait")
+    wait_for(lambda: shows_its_prompt(daemon, job_id), what="its prompt")
     answers = []
     stuck = threading.Thread(target=lambda: answers.append(
         daemon.call("reply", id=job_id, text="x" * (3 * 1024 * 1024), mode="steer")))

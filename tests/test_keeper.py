@@ -376,3 +376,27 @@ def test_a_carry_pipe_is_given_to_a_daemon_that_asks_and_held_across_daemons(kee
     assert "carry" not in answer and len(fds) == 1
     os.close(fds[0])
     keeper.call("signal", job="c1", signal="SIGKILL")
+
+
+def test_probe_says_what_a_jobs_processes_wait_on(keeper):
+    """Version 3 (issue 27): the keeper, every job's ancestor, reads their blocked calls;
+    the job's own pty is found by inode, its controlling terminal's foreground marked."""
+    answer, fds = spawn(keeper, "asks", ["sh", "-c", 'printf "name? "; read name; echo "hi $name"; sleep 300'])
+    read_until(fds[0], b"name? ")
+    reads = wait_for(lambda: (lambda found: found if found["verdict"] == "reads" else None)(
+        keeper.call("probe", job="asks")[0]["evidence"]), what="the read seen")
+    reader = reads["seen"][0]
+    assert reader == {"pid": answer["pid"], "name": "sh", "does": "reads-terminal", "fg": True, "call": "read",
+                      "fd": 0, "file": reads["terminal"]}
+    assert reads["terminal"].startswith("/dev/pts/") and reads["foreground"] == answer["pid"]
+    os.write(fds[0], b"ada\r")
+    read_until(fds[0], b"hi ada")
+    busy = wait_for(lambda: (lambda found: found if found["verdict"] == "busy" else None)(
+        keeper.call("probe", job="asks")[0]["evidence"]), what="the sleep seen")
+    assert {entry["name"]: entry["does"] for entry in busy["seen"]} == {"sleep": "sleeps", "sh": "waits-child"}
+    os.close(fds[0])
+    # A job it does not run has no evidence; nor does one that ended.
+    assert keeper.call("probe", job="nobody")[0] == {"id": keeper.next_id, "ok": True, "evidence": None}
+    keeper.call("signal", job="asks", signal="SIGKILL", group=True)
+    keeper.wait_event("asks")
+    assert keeper.call("probe", job="asks")[0]["evidence"] is None

@@ -5,15 +5,14 @@ nothing and stops nothing; the daemon's restarts (kill -9 included) still adopt 
 
 import json
 import os
-import subprocess
-import sys
 
-from conftest import AGENTS, PYTHON, ROOT, DaemonProcess, wait_for
+from conftest import DaemonProcess
 from jobkit import agent, alive, dispatch, output, wait_row, wait_state
+from keeperkit import older_keeper
 from roost.keeper import admission
 from roost.keeper import wire as keeper_wire
 
-ALL_OPS = ("fds", "spawn", "signal", "release", "bye", "hello")
+ALL_OPS = ("fds", "spawn", "signal", "release", "bye", "hello", "probe")
 
 
 def keeper_pid(home):
@@ -42,21 +41,6 @@ def test_a_job_cannot_get_a_terminal_or_anything_else_from_the_keeper(daemon):
     with open(os.path.join(daemon.home, "keeper.log")) as handle:
         assert handle.read().count("is not the daemon") == len(ALL_OPS)
     daemon.call("stop", id=victim)
-
-
-def older_keeper(home, secret, version=2):
-    """A keeper that says it speaks wire version 2 (before it served only the daemon), or
-    `version`."""
-    code = (f"import sys; from roost.keeper import wire; wire.VERSION = {version}\n"
-            "from roost.keeper import main; sys.exit(main.main(sys.argv[1:]))")
-    log = open(os.path.join(home, "keeper.log"), "ab")
-    process = subprocess.Popen([sys.executable, "-c", code, "--home", home], stdin=subprocess.PIPE, stdout=log,
-                               stderr=log, start_new_session=True, env={**os.environ, "PYTHONPATH": ROOT})
-    process.stdin.write(secret.encode() + b"\n")
-    process.stdin.close()
-    log.close()
-    wait_for(lambda: os.path.exists(keeper_wire.socket_path(home)), what="the older keeper to listen")
-    return process
 
 
 def test_a_keeper_of_an_older_version_is_adopted_then_retired(home):

@@ -12,55 +12,8 @@ from boardkit import prepared_and_started, project_repo, task_op, wait_stage
 from conftest import DaemonProcess, PYTHON, tracebacks_in_log, wait_for
 from gitkit import commit_file, isolated_git  # noqa: F401 (no global git configuration)
 from jobkit import agent, dispatch, wait_row, wait_state, write_config
+from notifykit import Sinks
 from roost.notify.masking import mask
-
-FAKE_NOTIFY_SEND = """#!{python}
-import json, os, sys
-with open(os.environ["FAKE_NOTIFY_LOG"], "a") as handle:
-    handle.write(json.dumps(sys.argv[1:]) + "\\n")
-"""
-COMMAND_SINK = """import sys
-note = sys.stdin.read()
-with open(sys.argv[1], "a") as handle:
-    handle.write(note if note.endswith("\\n") else note + "\\n")
-"""
-
-
-class Sinks:
-    """The two files the sinks write: notify-send's argv lists and the command's notes."""
-
-    def __init__(self, base):
-        self.desktop_log = os.path.join(base, "desktop.log")
-        self.command_log = os.path.join(base, "command.log")
-        bin_dir = os.path.join(base, "bin")
-        os.makedirs(bin_dir)
-        fake = os.path.join(bin_dir, "notify-send")
-        with open(fake, "w") as handle:
-            handle.write(FAKE_NOTIFY_SEND.format(python=PYTHON))
-        os.chmod(fake, 0o755)
-        self.command_script = os.path.join(base, "command_sink.py")
-        with open(self.command_script, "w") as handle:
-            handle.write(COMMAND_SINK)
-        self.env = {"PATH": bin_dir + os.pathsep + os.environ["PATH"], "FAKE_NOTIFY_LOG": self.desktop_log,
-                    "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent-test-bus"}
-
-    def command(self):
-        return [PYTHON, self.command_script, self.command_log]
-
-    @staticmethod
-    def _lines(path):
-        try:
-            with open(path) as handle:
-                return [json.loads(line) for line in handle if line.strip()]
-        except FileNotFoundError:
-            return []
-
-    def desktop(self):
-        return self._lines(self.desktop_log)
-
-    def notes(self):
-        return self._lines(self.command_log)
-
 
 @pytest.fixture
 def sinks(home):
@@ -136,7 +89,8 @@ def test_a_failure_is_told(daemon_with_sinks, sinks):
 
 def test_nothing_to_the_desktop_for_a_job_a_person_is_attached_to(daemon_with_sinks, sinks):
     daemon = daemon_with_sinks
-    job_id = asker(daemon)
+    # It works 1.5 s after each answer (a sleep): the next question is a new wait.
+    job_id = dispatch(daemon, agent("prompt_echo.py", 1.5), name="asker", term={"settleMs": 200})
     wait_for(lambda: len(sinks.notes()) == 1, what="the first question told")
     wait_for(lambda: len(sinks.desktop()) == 1, what="the first question on the desktop")
     with daemon.client() as client:
@@ -261,7 +215,8 @@ def test_a_wait_that_ends_within_a_moment_is_not_told(daemon_with_sinks, sinks):
     daemon = daemon_with_sinks
     with daemon.client() as hub:
         hub.call("subscribe")
-        flapper = dispatch(daemon, ["sh", "-c", "printf 'wait> '; sleep 0.4; exec \"$0\" \"$@\"",
+        # It reads its terminal, and is answered at once.
+        flapper = dispatch(daemon, ["sh", "-c", "printf 'wait> '; read answer; exec \"$0\" \"$@\"",
                                     *agent("works_a_while.py", 60, 0.05)], name="flapper", term={"settleMs": 100})
         states = []
         # Until it was judged waiting and works again (a change of state is pushed at
@@ -269,6 +224,8 @@ def test_a_wait_that_ends_within_a_moment_is_not_told(daemon_with_sinks, sinks):
         while not ("blocked" in states and states[-1] == "working"):
             message = hub.next_event()
             states += [row["state"] for row in message.get("rows") or () if row["id"] == flapper]
+            if states[-1:] == ["blocked"] and states.count("blocked") == 1:
+                daemon.call("reply", id=flapper, text="go", mode="steer")
         assert "blocked" in states                  # it was judged waiting, briefly
     # A wait that begins after the flapper's ended, told after its own moment: by then
     # the flapper's would have been told too.

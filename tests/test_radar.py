@@ -139,10 +139,11 @@ def test_a_holder_going_quiet_refreshes_what_its_worktree_touches(daemon, tmp_pa
     second = task_op(daemon, action="add", title="Second", project=root)["task"]["id"]
     one, _job_one = prepared_and_started(daemon, first, name="alice")
     edit_and_commit(daemon, first, one["path"], "src/app.txt", replace=("line 1\n", "line one\n"))
-    # the second's holder edits, then goes quiet: no commit, no action of the board
+    # the second's holder edits, then goes quiet: no commit, no action of the board; it
+    # waits for its person (a holder that sleeps works on, issue 27)
     workspace = task_op(daemon, action="prepare", id=second)["workspace"]
     write(os.path.join(workspace["path"], "src/app.txt"), "line zero\n" + LINES)
-    command = ["sh", "-c", "echo editing; sleep 1; echo done editing; sleep 300"]
+    command = ["sh", "-c", "echo editing; sleep 1; echo done editing; read next; sleep 300"]
     task_op(daemon, action="start", id=second, launch={"kind": "shell", "cwd": workspace["path"], "command": command,
                                                        "env": {}, "name": "bob", "sessionFile": "",
                                                        "origin": "dispatch"})

@@ -392,7 +392,8 @@ def _string_constants(tree):
 # decide by time are handed a clock and read no other, so a test can move time.
 DECIDE_BY_TIME = ("roost.jobs.limit_resume", "roost.schedule.clock", "roost.schedule.book", "roost.notify.notifier",
                   "roost.jobs.reaping", "roost.concierge.digests", "roost.board.preparing", "roost.jobs.runner",
-                  "roost.jobs.processes", "roost.spend.budgets", "roost.spend.admission", "roost.spend.windows")
+                  "roost.jobs.processes", "roost.term.reading", "roost.term.kernel_reading",
+                  "roost.spend.budgets", "roost.spend.admission", "roost.spend.windows")
 _WALL_CLOCK = re.compile(r"^def _?now_ms\(|time\.time\(\) \* 1000", re.MULTILINE)
 _OWN_TIME = re.compile(r"\bnow_ms\(\)|\btime\.(time|monotonic|sleep)\(|gevent\.(spawn_later|sleep)\(")
 

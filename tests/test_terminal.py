@@ -118,7 +118,7 @@ def test_follow_up_gives_up_after_its_timeout(jobs):
 
 def test_a_reply_the_agent_never_reads_is_not_submitted(jobs):
     job = jobs(agent("ignores_input.py"), term={"settleMs": 150})
-    job.wait_status("waiting")
+    gwait(lambda: job.terminal.judged and "ready" in job.terminal.text(), what="its prompt")
     job.terminal.verify_timeout = 0.8
     result = job.terminal.type_text("are you there", mode="steer")
     assert result["submitted"] is False
@@ -127,7 +127,7 @@ def test_a_reply_the_agent_never_reads_is_not_submitted(jobs):
 
 def test_a_child_that_never_reads_stalls_only_its_own_job(jobs):
     stuck = jobs(agent("ignores_input.py"), term={"settleMs": 100})
-    stuck.wait_status("waiting")
+    gwait(lambda: stuck.terminal.judged and "ready" in stuck.terminal.text(), what="its prompt")
     ticks = []
     ticker = gevent.spawn(lambda: [ticks.append(gevent.sleep(0.01)) for _ in range(1000)])
     # Far more than the pty's input buffer: the writer has to wait for room forever.
@@ -144,10 +144,13 @@ def test_a_question_with_choices_is_read_with_the_profile(jobs):
     term = {"settleMs": 150, "waiting": r"Choose \[\d-\d\]:\s*\Z", "working": r"planning.*\s*\Z"}
     job = jobs(agent("asks_question.py"), term=term)
     reading = job.wait_status("waiting")
+    kernel = reading["why"].pop("kernel")
     assert reading == {"state": "blocked", "status": "waiting", "waitingFor": "first-prompt",
                        "summary": "Choose [1-3]:",
                        "why": {"rule": "waiting", "pattern": term["waiting"], "line": "Choose [1-3]:",
                                "typed": False}}
+    # The kernel's word beside the screen's (issue 27): the agent reads its terminal.
+    assert kernel["verdict"] == "reads" and kernel["seen"][0]["does"] == "reads-terminal"
     # The quiet planning phase (longer than settleMs) was read as work, never as a wait.
     assert ("working", "busy", None) in job.states()
     assert all(state[1] in ("busy", "waiting") for state in job.states())
@@ -315,8 +318,7 @@ def test_a_new_terminal_starts_from_the_log_of_the_one_before(jobs):
     job.terminal.type_text("remember me")
     gwait(lambda: "echo: remember me" in job.terminal.text())
     # Another program under a Terminal over the same directory (a daemon taking over).
-    later = jobs([PYTHON, "-c", "import time; time.sleep(30)"], term={"settleMs": 100},
-                 job_dir=job.dir, typed=True)
+    later = jobs([PYTHON, "-c", "input()"], term={"settleMs": 100}, job_dir=job.dir, typed=True)
     gwait(lambda: "echo: remember me" in later.terminal.text(), what="the replayed screen")
     reading = later.wait_status("waiting")
     assert reading["waitingFor"] == "question"
@@ -363,14 +365,16 @@ patching.patch()
 import gevent
 from roost.term.pty_reader import PtyReader
 from roost.term.terminal import Terminal
+from roost.unix.terminal_waits import Prober
 master, slave = pty.openpty()
 process = subprocess.Popen([sys.executable, sys.argv[2], "0.2"], stdin=slave, stdout=slave,
                            stderr=slave, start_new_session=True)
 os.close(slave)
 changes = []
 job_dir = tempfile.mkdtemp()
-terminal = Terminal("p", master, job_dir, term={"settleMs": 150},
-                    on_change=changes.append).start()
+prober = Prober()
+terminal = Terminal("p", master, job_dir, term={"settleMs": 150}, on_change=changes.append,
+                    probe=lambda: prober.probe_master(process.pid, master)).start()
 deadline = time.monotonic() + 10
 while terminal.reading["status"] != "waiting" and time.monotonic() < deadline:
     gevent.sleep(0.01)
@@ -406,8 +410,16 @@ def test_a_screen_that_redraws_the_same_text_while_it_waits_settles_and_waits(jo
         assert len(job.changes) == changes and job.terminal.reading["status"] == "waiting"
 
 
-def test_a_line_whose_text_changes_is_work_without_a_working_pattern(jobs):
+def test_a_line_whose_text_changes_is_work_only_with_a_working_pattern(jobs):
+    # A plain program's changing screen says nothing by itself (issue 27): it reads its
+    # terminal, and so it waits, clock or no clock.
     job = jobs(agent("idle_redraw.py", "words"), term={"settleMs": 300})
+    gwait(lambda: job.terminal.reading["status"] == "waiting", what="the kernel's word")
+    changes = len(job.changes)
+    gwait(lambda: "tick 25" in job.terminal.text(), what="the clock")
+    assert len(job.changes) == changes and job.terminal.reading["status"] == "waiting"
+    # A profile that knows no working pattern takes a changing screen for work.
+    job = jobs(agent("idle_redraw.py", "words"), term={"settleMs": 300, "waiting": r"^> ?$"})
     gwait(lambda: "tick 5" in job.terminal.text(), what="the clock")
     assert job.terminal.reading["state"] == "working"
 

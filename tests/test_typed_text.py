@@ -89,3 +89,22 @@ def test_visible_shows_every_control_and_keeps_plain_text():
     assert visible("plain, naïve 日本") == "plain, naïve 日本"
     assert visible("a\x1b[31mb\x07\x9b\u202e\n") == "a\\x1b[31mb\\x07\\x9b\\u202e\\x0a"
     assert visible("a\nb\tc", keep="\n") == "a\nb\\x09c"
+
+
+CODEX_WAITING = r"^› .*\n\n  \S.* · .*$"
+
+
+def test_the_submit_keys_wait_for_the_text_to_show_not_for_any_change(daemon, tmp_path):
+    """An agent that takes fast typing for a paste (Codex CLI): an Enter that comes before
+    it drew the text is a newline of the paste. Its footer blinks meanwhile, so the screen
+    changes before the text shows: the submit keys wait for the text itself (issue 27:
+    under load a Codex reply was never submitted while a warning blinked in its footer)."""
+    log = tmp_path / "submitted.log"
+    job_id = dispatch(daemon, agent("paste_burst.py", log), term={"settleMs": 300, "waiting": CODEX_WAITING})
+    wait_row(daemon, job_id, lambda row: row["status"] == "waiting", what="its composer")
+    for text in ("hello codex", "and again"):
+        answer = daemon.call("reply", id=job_id, text=text)
+        assert answer == {"delivered": True, "saved": False}, answer
+        wait_for(lambda: log.exists() and log.read_text().splitlines()[-1:] == [text], what=f"{text!r} submitted")
+        wait_row(daemon, job_id, lambda row: row["status"] == "waiting", what="its composer again")
+    assert log.read_text() == "hello codex\nand again\n"

@@ -6,6 +6,7 @@ cookie jar), as a person's new phone would."""
 import http.server
 import json
 import os
+import re
 import shutil
 import threading
 
@@ -13,6 +14,7 @@ import pytest
 
 from conftest import DaemonProcess, _kill_leftovers, short_tempdir, tracebacks_in_log, wait_for
 from jobkit import agent, dispatch, wait_row
+from statekit import NODE_QUESTION, sh, waiting
 from webkit import DIALOG_TERM, Web
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -126,6 +128,29 @@ def test_the_inbox_answers_a_dialog_and_a_question_exactly_once(context, web, da
     page.reload()
     page.wait_for_selector("body.drawn")
     assert page.locator(f'li.need[data-id="{asker}"]').count() == 0
+
+
+def test_a_row_roost_cannot_read_is_marked_and_kept_out_of_the_inbox(context, web, daemon):
+    """A plain job that reads its terminal is in the inbox; node's readline, which waits
+    on its terminal among other files, is `?` among the working rows (issue 27)."""
+    from playwright.sync_api import expect
+
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    asks = dispatch(daemon, sh('printf "your name? "; read name; sleep 300'), name="plain-asks")
+    unknown = dispatch(daemon, ["node", "-e", NODE_QUESTION], name="node-plain")
+    try:
+        wait_row(daemon, asks, waiting, what="the read on the row")
+        wait_row(daemon, unknown, lambda row: row["state"] == "blocked" and row["status"] is None, timeout=20,
+                 what="node judged unknown")
+        page = paired_page(context, web)
+        page.locator(f'li.need[data-id="{asks}"]').get_by_text("your name?").wait_for()
+        expect(page.locator(f'section.group-working li.row[data-id="{unknown}"] span.muted')).to_have_text(
+            re.compile(r"^ \? "))
+        assert page.locator(f'li.need[data-id="{unknown}"]').count() == 0
+    finally:
+        for job_id in (asks, unknown):
+            daemon.call("stop", id=job_id)
 
 
 def test_the_key_bar_reaches_the_terminal(context, web, daemon, tmp_path):

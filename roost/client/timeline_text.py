@@ -3,6 +3,8 @@
 
 import time
 
+from roost.unix.terminal_waits import describe
+
 
 def _clock(ms):
     return time.strftime("%H:%M:%S", time.localtime((ms or 0) / 1000)) + f".{(ms or 0) % 1000:03d}"
@@ -16,6 +18,8 @@ def _why(why):
         text += f" /{why['pattern']}/"
     if why.get("line"):
         text += f" on {why['line']!r}"
+    if why.get("kernel"):
+        text += f"; the kernel: {describe(why['kernel'])}"      # issue 27
     return f"  [{text}]"
 
 
@@ -36,6 +40,11 @@ def line(entry, screens=False):
         if screens and entry.get("screen"):
             text += "\n" + "\n".join("    | " + row for row in entry["screen"].split("\n"))
         return text
+    if kind == "held":
+        screen = (entry.get("why") or {}).get("screen") or {}
+        said = "/".join(str(entry.get(key)) for key in ("state", "status", "waitingFor"))
+        return (f"{at} held at {said}: the screen read {screen.get('rule')} /{screen.get('pattern')}/ on "
+                f"{screen.get('line')!r}, but the kernel: {describe((entry.get('why') or {}).get('kernel'))}")
     if kind == "typed":
         done = "submitted" if entry.get("submitted") else f"NOT submitted ({entry.get('error')})"
         into = " into a dialog" if entry.get("into") == "dialog" else ""

@@ -46,6 +46,8 @@ def needs_of(rows):
 
 def _row_line(row):
     wait = f" waits ({row['waitingFor']})" if row.get("status") == "waiting" else ""
+    if row.get("state") == "blocked" and row.get("status") is None:
+        wait = " (?: roost cannot tell whether it waits)"
     said = row.get("question") or row.get("summary") or ""
     return one_line(f"- {row['id']} {row.get('name')}: {row.get('state')}{wait} {said}".rstrip(), LINE)
 

@@ -164,7 +164,9 @@ class Services:
         self.runner.on_started.append(lambda job: self.keeper_losses.seen())   # the keeper's start, while it lives
         self.runner.on_started.append(self.timelines.started)    # each job's flight recorder first
         self.runner.on_adopted.append(lambda job: self.timelines.started(job, adopted=True))
+        self.replies.on_typing.append(self.timelines.typing)     # who ends a dialog, known from its first key
         self.replies.on_typed.append(self.timelines.typed)
+        self.runner.on_held.append(self.timelines.held)       # a screen's word the kernel held back
         self.runner.on_started.append(self.replies.kick)     # a started run's replies are typed
         self.runner.on_adopted.append(self.replies.resume)   # and an adopted one's waiting ones
         checks = self.checks

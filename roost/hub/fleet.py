@@ -17,16 +17,18 @@ GROUPS = ("needs", "working", "finished", "failed")
 TITLES = {"needs": "NEEDS YOU", "working": "WORKING", "finished": "FINISHED", "failed": "FAILED"}
 # What places a row: a push that changes none of these (a working row's line) keeps the
 # layout, and the hub draws it without grouping and ranking 500 rows again.
-LAYOUT_FIELDS = ("state", "waitingFor", "pinned", "order", "orderKey", "stateSince", "startedAt", "role")
+LAYOUT_FIELDS = ("state", "status", "waitingFor", "pinned", "order", "orderKey", "stateSince", "startedAt", "role")
 # A workspace stage that holds the merge train for a person (roost.board.board.NEEDS_YOU).
 HELD_STAGES = ("review", "conflict", "failed")
 
 
 def group_of(row):
+    """NEEDS YOU holds the rows that wait for a person (status waiting, issue 27); a row
+    roost cannot read (blocked, status null) is shown among the working ones, marked `?`."""
     state = row.get("state")
-    if state == "blocked" or row.get("waitingFor"):
+    if row.get("status") == "waiting":
         return "needs"
-    if state == "working":
+    if state in ("working", "blocked"):
         return "working"
     if state == "done":
         return "finished"

@@ -13,7 +13,7 @@ KEYS = [("↑↓ jk", "move"), ("enter", "attach"), ("r", "reply"), ("p", "peek"
         ("x", "rm"), ("R", "respawn"), ("n", "rename"), ("P", "pin"), ("/", "filter"),
         ("e", "events"), ("t", "board"), ("?", "help"), ("q", "quit")]
 GLYPHS = {"needs": "◆", "working": "●", "finished": "✓", "failed": "✗", "pinned": "▲", "cursor": "▸"}
-PLAIN_GLYPHS = {"needs": "?", "working": "*", "finished": "+", "failed": "x", "pinned": "^", "cursor": ">"}
+PLAIN_GLYPHS = {"needs": "!", "working": "*", "finished": "+", "failed": "x", "pinned": "^", "cursor": ">"}
 COLOURS = {"needs": curses.COLOR_YELLOW, "working": curses.COLOR_GREEN, "finished": curses.COLOR_CYAN,
            "failed": curses.COLOR_RED, "dim": curses.COLOR_BLUE}
 
@@ -69,6 +69,11 @@ def row_text(row, group, reason):
     if group == "failed":
         return row.get("error") or row.get("summary") or row.get("state") or ""
     return row.get("summary") or row.get("task") or ""
+
+
+def unknown(row):
+    """A live row roost cannot read (issue 27): shown as `?`, never as a question."""
+    return row.get("state") == "blocked" and row.get("status") is None and row.get("waitingFor") is None
 
 
 def spend_cell(spend):
@@ -205,8 +210,9 @@ class Painter:
         name = host_mark(row) + printable(row.get("name") or row["id"], 18)
         when = age(since_of(row, group), now)
         text = printable(row_text(row, group, reason), 500)
+        glyph = "?" if unknown(row) else self.glyphs[group]
         spent = spend_cell(row.get("spend"))
-        line = f"{cursor}{pin}{self.glyphs[group]} {name:<18} {when:>4} {spent:>8}  {text}"
+        line = f"{cursor}{pin}{glyph} {name:<18} {when:>4} {spent:>8}  {text}"
         attr = curses.A_REVERSE if chosen else curses.A_NORMAL
         if chosen:
             self.put(y, 0, line.ljust(width), attr)

@@ -6,6 +6,7 @@ what holds roost's typing, what waits to be typed, and since when.
 import time
 
 from roost.jobs.record import END_STATES
+from roost.unix.terminal_waits import describe
 
 
 def explain(job, settle_ms=None, limit_plan=None):
@@ -57,7 +58,7 @@ def _said(row):
     if state == "blocked" and waiting_for == "question":
         return "waiting for the user's answer"
     if state == "blocked" and row.get("status") is None:
-        return "blocked, in a state roost cannot read"
+        return "unknown (?): blocked, in a state roost cannot read"
     return state or "starting"
 
 
@@ -73,6 +74,19 @@ def _at_limit(row, limit_seen):
 
 
 def _from_screen(why, row, settle):
+    said = _from_rule(why, row, settle)
+    if why.get("kernel") and why.get("rule") not in ("kernel", "held"):
+        said += f" The kernel, asked beside it: {_kernel(why['kernel'])}."
+    return said
+
+
+def _kernel(evidence):
+    """What the kernel said, and who read it (issue 27)."""
+    by = {"keeper": " (read by the keeper)", "daemon": " (read by the daemon)"}.get(evidence.get("by"), "")
+    return describe(evidence) + by
+
+
+def _from_rule(why, row, settle):
     rule = why.get("rule")
     matched = f"the profile's {rule} pattern /{why.get('pattern')}/ matched the screen's line {why.get('line')!r}"
     if rule == "working":
@@ -93,9 +107,23 @@ def _from_screen(why, row, settle):
     after = "an answer" if why.get("typed") else "its first prompt"
     if rule == "waiting":
         return f"Its screen was read as waiting for {after} because {matched}; roost may type replies now."
+    if rule == "kernel":
+        verdict = (why.get("kernel") or {}).get("verdict")
+        asked = "its first task" if row.get("waitingFor") == "first-prompt" else "an answer"
+        meaning = {"reads": f"so it waits for {asked}; roost may type replies now",
+                   "busy": "so it works, however long its screen stays quiet",
+                   }.get(verdict, "and that cannot tell whether it waits: roost types nothing into it and calls "
+                                  "no one for it (`roost peek` shows the screen, `roost keys` answers it)")
+        return (f"Its profile names no waiting pattern, so roost asked the kernel what its processes do: "
+                f"{_kernel(why.get('kernel') or {})}; {meaning}.")
+    if rule == "held":
+        screen = why.get("screen") or {}
+        return (f"Its screen reads {screen.get('rule')} (the pattern /{screen.get('pattern')}/ matched "
+                f"{screen.get('line')!r}), but the kernel says {_kernel(why.get('kernel') or {})}; so roost "
+                f"holds the row as it was ({row['state']}) until the two agree, and types nothing meanwhile.")
     if rule == "quiet":
-        return (f"Its profile names no waiting pattern, so its screen, quiet for {settle:g} s, is taken "
-                f"for waiting for {after}: a guess.")
+        return (f"Its profile names no waiting pattern and its screen has been quiet for {settle:g} s; "
+                "roost has not had the kernel's word on it yet.")
     if rule == "none":
         return (f"Its screen has been quiet for {settle:g} s but matched none of its profile's patterns "
                 "(working, dialog, waiting): roost does not know what it shows, and types nothing into it "

@@ -23,11 +23,11 @@ def describe(row):
         if waiting_for == "dialog":
             return f"shows a dialog: {row.get('question') or summary or ''}".rstrip(": ")
         if waiting_for == "first-prompt":
-            return "waits for its first task"
+            return "waits for its first task"     # only an agent that takes one (roost.term.kernel_reading)
         if waiting_for == "limit":
             return f"stopped at its usage limit: {summary or ''}".rstrip(": ")
         if row.get("status") is None:
-            return "shows a screen roost cannot read"
+            return "in a state roost cannot read (?)"
         return f"waits for an answer: {row.get('question') or summary or ''}".rstrip(": ")
     if state == "done":
         return f"done: {summary}" if summary else "done"

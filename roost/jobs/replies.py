@@ -42,6 +42,7 @@ class ReplyDesk:
         self._typed = {}            # job id -> an Event set when its typist took an item off
         self._adopted = set()       # job ids whose first item a daemon before this one may have typed
         self.on_typed = []          # fn(job, text, source, mode, result, into) after each typing
+        self.on_typing = []         # fn(job, source) as a typing begins (what it does shows at once)
 
     def reply(self, job, text, mode, request_id, who=None, who_id=None):
         """The `reply` op for one job; the answer per the spec's reply result. `who`,
@@ -94,6 +95,7 @@ class ReplyDesk:
         self._feed_reply(job, text, mode, who, who_id)
         # Its request id is kept once the program has the submit keys: a resend after a
         # kill in the check that follows is taken as the duplicate it is.
+        self._before_typing(job, "reply")
         result = terminal.type_text(text, "steer", still=still,
                                     on_submit=lambda: self._kept(replies.remember, request_id, 0))
         if result.get("ready") is False:      # another typing came first: it waits its turn
@@ -120,6 +122,7 @@ class ReplyDesk:
             terminal.wait_for(lambda: not terminal.held or terminal.closed)
             if not still():
                 return {"submitted": False, "ready": False, "error": "the screen no longer shows what it did"}
+            self._before_typing(job, source)
             result = terminal.type_text(text, "steer", still=still)
             if result.get("ready") is False and terminal.held:
                 continue       # a person began a draft meanwhile: after it
@@ -223,6 +226,7 @@ class ReplyDesk:
                              "submitting it", job.id, item["seq"])
                     result = terminal.type_text("", "steer", still=lambda: terminal.typed_not_submitted(text))
                 else:
+                    self._before_typing(job, item.get("kind") or "reply")
                     result = terminal.type_text(text, "steer", still=lambda: ready_for_text(terminal.reading),
                                                 on_submit=lambda: self._kept(replies.mark_typed, item["seq"]))
                 if result.get("ready") is False:
@@ -246,6 +250,13 @@ class ReplyDesk:
             write(*args)
         except OSError:
             log.exception("what was typed could not be kept")
+
+    def _before_typing(self, job, source):
+        for hook in list(self.on_typing):
+            try:
+                hook(job, source)
+            except Exception:
+                log.exception("job %s: a typing hook failed", job.id)
 
     def _after_typing(self, job, result, text, source, mode, into=None):
         for hook in list(self.on_typed):

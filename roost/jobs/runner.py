@@ -16,6 +16,7 @@ from roost.jobs import builtin_profiles, jail, launch, limits, processes, sessio
 from roost.jobs.record import END_STATES, LIVE_STATES
 from roost.jobs.run_end import MAX_QUICK_DEATHS, QUICK_DEATH_MS, RunEnds, recorded_exit
 from roost.jobs.unread import UnreadWatch
+from roost.jobs.witness import Witness
 from roost.keeper.client import KeeperError, KeeperRefused
 from roost.term.drafts import HELD_TEXT
 
@@ -37,11 +38,13 @@ class JobRunner:
         self.socket_path = socket_path
         self.ends = RunEnds(registry, keeper)
         self.unread = UnreadWatch(registry, config)
+        self.witness = Witness(keeper)  # the kernel's word on whether a job reads its terminal
         # Whether bwrap makes jails here, and each start's argv in one (roost.jobs.jail).
         self.jails = jail.Jails(registry.home, socket_path, keeper.path, roost_bin)
         self.pty_error = None           # why terminals cannot be had, for `status`
         self.on_started = []            # fn(job) once a run is recorded (its replies are typed)
         self.on_adopted = []            # fn(job) once a run a daemon before this one started is ours
+        self.on_held = []               # fn(job, reading) when the kernel holds back a screen's word
 
     def stop_grace(self):
         """Seconds from SIGTERM to SIGKILL (roost.json "stopGraceMs")."""
@@ -151,9 +154,12 @@ class JobRunner:
         term = dict(job.launch.get("term") or {})
         term.pop("typeTask", None)     # roost.jobs.replies types the task, never the reader
         typed = bool(job.launch.get("taskInArgv") or job.record.get("typedOnce"))
+        # Only an agent (a profile), or a command given a task to type, waits for a first task.
+        takes_task = bool(job.launch.get("profile") or job.record.get("task"))
         terminal = Terminal(job.id, pty.master, self.registry.job_dir(job), term=term or None,
                             rows=job.launch.get("rows") or 40, cols=job.launch.get("cols") or 120,
-                            typed=typed, carry=pty.carry)
+                            typed=typed, carry=pty.carry, probe=self.witness.for_run(job.id, pty.pid, pty.master),
+                            takes_task=takes_task, clock=self.clock)
         hooks = _TerminalHooks(self, job, terminal)
         terminal.on_change, terminal.on_eof, terminal.on_held = hooks.changed, hooks.drained, hooks.held
         if job.record.get("held"):
@@ -167,6 +173,9 @@ class JobRunner:
         it has reported)."""
         if job.terminal is not terminal or not job.speaks or job.record.get("reported"):
             return
+        if (reading.get("why") or {}).get("rule") == "held":
+            for hook in list(self.on_held):
+                hook(job, reading)     # the row stays as it was; the timeline says why
         state = reading.get("state")
         fields = {key: reading.get(key) for key in ("status", "waitingFor", "summary")}
         # A dialog's question and choices are on the row while it shows; once the screen

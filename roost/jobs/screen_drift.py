@@ -4,13 +4,15 @@ roost.json, or a release of roost with other built-in patterns, reads some recor
 screen otherwise: each such screen is listed with what it read then and reads now.
 
 Only screens a judgement decided are replayed (their `why` names a rule of the
-profile); a working reading taken while output came decided nothing.
+profile); a working reading taken while output came decided nothing, nor did the
+kernel's word (issue 27: `kernel`, `held`, and the `quiet` screens of a profile with no
+waiting pattern, which before it were taken for waiting) replay from a screen.
 """
 
 from roost.jobs import profiles, timeline
 from roost.term.reading import TermProfile
 
-JUDGED = ("working", "dialog", "waiting", "quiet", "none")
+JUDGED = ("working", "dialog", "waiting", "none")
 _READ = ("state", "status", "waitingFor")
 MAX_CHANGES = 500
 

@@ -5,7 +5,8 @@ Entries (`at`: ms since the epoch, `kind`, and the kind's own fields):
 
 | kind | when | fields |
 |---|---|---|
-| `state` | the row's state, status, waitingFor, resetsAt, held or error changed | the row's `state`, `status`, `waitingFor`, `resetsAt`, `summary`, `question`, `held`, `error`; `why`: the rule that decided it (roost.term.reading) or `{"rule": "report"}` for an agent's own report (`superseded`: the screen was read again before the entry was made); `screen`: the screen's text then; `answeredBy`: who ended a dialog |
+| `state` | the row's state, status, waitingFor, resetsAt, held or error changed | the row's `state`, `status`, `waitingFor`, `resetsAt`, `summary`, `question`, `held`, `error`; `why`: the rule that decided it (roost.term.reading; `kernel`: the kernel's evidence it was read with, roost.unix.terminal_waits) or `{"rule": "report"}` for an agent's own report (`superseded`: the screen was read again before the entry was made); `screen`: the screen's text then; `answeredBy`: who ended a dialog |
+| `held` | the screen read waiting while the kernel said no process of the job can be reading its terminal: the row stayed as it was (issue 27) | `state`, `status`, `waitingFor` (the row's, kept), `screen` (the screen's text), `why`: `{rule: "held", screen: the screen's own why, kernel: the evidence}` |
 | `typed` | roost typed text into the terminal | `text`, `from` (a reply, or an agent item's kind), `mode`, `submitted`, `error`, `into` (`dialog` when it answered one) |
 | `keys` | a person's named keys (`roost keys`) | `keys`, `into` |
 | `started` / `adopted` | a run began, or a daemon took over a run an earlier one started | `argv`, `pid` |
@@ -87,9 +88,19 @@ class Timelines:
             entry["answeredBy"] = self._answered_by(job, terminal)
         self.record(job, "state", **entry)
 
+    def held(self, job, reading):
+        """The kernel held back what the screen said (roost.term.kernel_reading.held)."""
+        terminal = job.terminal
+        self.record(job, "held", **{key: reading.get(key) for key in ("state", "status", "waitingFor")},
+                    why=reading.get("why"), screen=terminal.screen.text()[-MAX_SCREEN:] if terminal else None)
+
+    def typing(self, job, source):
+        """The reply desk begins to type (its echo may end a dialog before it is done)."""
+        self._last_input[job.id] = (now_ms(), "a reply" if source == "reply" else f"a {source} item")
+
     def typed(self, job, text, source, mode, result, into=None):
         """The reply desk typed `text` (a reply, or an agent item of kind `source`)."""
-        self._last_input[job.id] = (now_ms(), "a reply" if source == "reply" else f"a {source} item")
+        self.typing(job, source)
         self.record(job, "typed", text=text[:MAX_TEXT], **{"from": source}, mode=mode,
                     submitted=bool(result.get("submitted")), error=result.get("error"), into=into)
 

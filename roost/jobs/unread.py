@@ -18,7 +18,10 @@ UNREAD_AFTER_MS = 60_000
 
 
 def is_unknown(reading):
-    return reading.get("state") == "blocked" and reading.get("status") is None
+    """The screen matched none of its profile's patterns. (A plain job the kernel cannot
+    read is unknown too, but no pattern of it is at fault: roost.term.kernel_reading.)"""
+    return (reading.get("state") == "blocked" and reading.get("status") is None
+            and (reading.get("why") or {}).get("rule") == "none")
 
 
 class UnreadWatch:

@@ -1,5 +1,5 @@
 """The daemon's side of the keeper (roost/keeper.py): finds or starts the keeper, and
-turns its socket into calls (`spawn`, `fds`, `signal`, `release`, `bye`) and pushed
+turns its socket into calls (`spawn`, `fds`, `signal`, `release`, `probe`, `bye`) and pushed
 exits. Runs under gevent: one greenlet reads the socket, callers wait on their answer.
 
 File descriptors come with the bytes they were sent with (SCM_RIGHTS). The reader keeps
@@ -35,8 +35,11 @@ log = logging.getLogger(__name__)
 _RECV_FDS_ROOM = socket.CMSG_SPACE(253 * array.array("i").itemsize)
 START_TIMEOUT = 10.0
 CALL_TIMEOUT = 30.0
+PROBE_TIMEOUT = 2.0     # a probe's answer comes in a millisecond; past this it is read here
 # The first version that serves only the daemon (admission.py); an older one is retired.
 ADMITS_ONLY_ITS_DAEMON = 3
+# The first version with `probe`; with an older one the daemon reads /proc itself.
+PROBES = 4
 
 
 class Pty(collections.namedtuple("Pty", "pid master carry")):
@@ -287,6 +290,15 @@ class KeeperClient:
             self._call({"op": "release", "job": job, "pid": pid})
         except KeeperLost:
             pass
+
+    def probe(self, job, timeout=PROBE_TIMEOUT):
+        """What the job's processes wait on (roost.unix.terminal_waits), read by the
+        keeper, their ancestor; None for a job it does not run. KeeperError from a
+        keeper before version 4 (PROBES), or one that is gone."""
+        if not isinstance(self.version, int) or self.version < PROBES:
+            raise KeeperRefused(f"the keeper (version {self.version}) has no probe")
+        answer, _ = self._call({"op": "probe", "job": job}, timeout=timeout)
+        return answer.get("evidence")
 
     def bye(self):
         """The daemon leaves for good: the keeper exits once its last job is gone."""

@@ -9,25 +9,9 @@ agents and everything they leave behind, writes each job's exit status into the 
 directory (`exit.json`), and passes master fds to the daemon over `keeper.sock` with
 SCM_RIGHTS.
 
-The wire: JSON lines on a unix stream socket (0600), served to the daemon alone
-(admission.py: its pid by SO_PEERCRED, then the secret in its hello; version 3). Requests
-carry `id` and `op`; answers `{"id", "ok", ...}`; a message that carries fds says how
-many (`"fds": n`) and they travel with its bytes, in order. Pushed: `{"event": "exited", ...}`.
-
-    hello   {version, secret}                      -> {version, pid, jobs}  (first, or refused and closed)
-    spawn   {job, argv, env, cwd, rows, cols, umask, carry?} -> {pid, carry?} + the master fd
-    fds     {carry?}                               -> {jobs: [{job, pid, exited, carry?}]} + its fds
-    signal  {job, signal, group}                   -> {sent}
-    release {job, pid?}                            -> {}   (the keeper closes its copy)
-    bye     {}                                     -> {}   (exit once no job runs; a hello undoes it)
-
-`carry` (version 2): the daemon asks for a job's carry pipe, which it moves output through
-from the pty to the log (roost.term.intake); the keeper holds a copy of both ends, so
-what a daemon killed half way had taken off the pty waits there for the next. Each job
-that has one is marked `carry: true` and its master fd is followed by the pipe's read
-and write ends. A daemon that does not ask gets the master alone.
-
-There is no resize: the daemon sets the window size on its own copy of the master.
+The wire, its ops and their versions: roost.keeper.wire (the requests are the `op_`
+methods below). There is no resize: the daemon sets the window size on its own copy of
+the master.
 """
 
 import json
@@ -44,7 +28,7 @@ from roost.keeper import admission
 from roost.keeper.exit_record import exit_fields, write_json_atomic
 from roost.keeper.spawn import SpawnRefused, spawn_on_pty
 from roost.keeper.wire import VERSION, Peer, socket_path
-from roost.unix import private_socket
+from roost.unix import private_socket, terminal_waits
 
 # With no daemon connected and no job running, the keeper looks around this often and
 # leaves once its home is gone, or after LINGER_S with nothing of a job's left to hand
@@ -94,6 +78,7 @@ class Keeper:
         self.listener = None
         self.poller = select.poll()
         self.wakeup_read = None
+        self.prober = terminal_waits.Prober()
 
     # -- start ----------------------------------------------------------------
     def bind(self):
@@ -354,6 +339,11 @@ class Keeper:
             if kept.exited is not None:
                 self._forget(kept)
         return {}, ()
+
+    def op_probe(self, request):
+        kept = self.jobs.get(request.get("job"))
+        running = kept is not None and kept.exited is None and not kept.released
+        return {"evidence": self.prober.probe_master(kept.pid, kept.master) if running else None}, ()
 
     def op_bye(self, request):
         self.leaving = True

@@ -1,6 +1,30 @@
 """The keeper's socket, as both ends see it: where it is, the version of its protocol, and
 one connection's framing (JSON lines; fds travel with the bytes of the line that
-carries them, SCM_RIGHTS). Standard library only: the keeper imports it."""
+carries them, SCM_RIGHTS). Standard library only: the keeper imports it.
+
+The wire: JSON lines on a unix stream socket (0600), served to the daemon alone
+(roost.keeper.admission: its pid by SO_PEERCRED, then the secret in its hello; version 3). Requests
+carry `id` and `op`; answers `{"id", "ok", ...}`; a message that carries fds says how
+many (`"fds": n`) and they travel with its bytes, in order. Pushed: `{"event": "exited", ...}`.
+
+    hello   {version, secret}                      -> {version, pid, jobs}  (first, or refused and closed)
+    spawn   {job, argv, env, cwd, rows, cols, umask, carry?} -> {pid, carry?} + the master fd
+    fds     {carry?}                               -> {jobs: [{job, pid, exited, carry?}]} + its fds
+    signal  {job, signal, group}                   -> {sent}
+    release {job, pid?}                            -> {}   (the keeper closes its copy)
+    bye     {}                                     -> {}   (exit once no job runs; a hello undoes it)
+    probe   {job}                                  -> {evidence}   (version 4; null for a job not running)
+
+`carry` (version 2): the daemon asks for a job's carry pipe, which it moves output through
+from the pty to the log (roost.term.intake); the keeper holds a copy of both ends, so
+what a daemon killed half way had taken off the pty waits there for the next. Each job
+that has one is marked `carry: true` and its master fd is followed by the pipe's read
+and write ends. A daemon that does not ask gets the master alone.
+
+`probe` (version 4): whether the job's processes wait for its terminal, from their
+blocked calls (roost.unix.terminal_waits), which only an ancestor may read under Yama's
+default ptrace_scope: the keeper is one.
+"""
 
 import hashlib
 import os
@@ -9,7 +33,7 @@ import struct
 
 from roost.framing import MAX_LINE, LineReader, encode_line
 
-VERSION = 3        # 2: carry pipes (roost.keeper.keeper); 3: only the daemon is served (admission.py)
+VERSION = 4        # 2: carry pipes (roost.keeper.keeper); 3: only the daemon is served (admission.py); 4: probe
 SOCKET_NAME = "keeper.sock"
 # SCM_MAX_FD is 253 on Linux: larger batches of fds go in several sendmsg calls.
 FDS_PER_SENDMSG = 200

@@ -40,10 +40,12 @@ SAYS = {"question": "asks", "dialog": "waits at a dialog", "limit": "stopped at 
 
 
 def need(row):
-    """What a row needs of a person, or None."""
+    """What a row needs of a person, or None. A wait is a row whose status says so
+    (issue 27): a blocked row that roost cannot read (status null) is no question, and
+    no one is called for it."""
     if row is None:
         return None
-    if row.get("state") == "blocked" or row.get("waitingFor"):
+    if row.get("status") == "waiting":
         # A usage limit is not a question: nothing to answer, roost may resume it itself.
         if row.get("waitingFor") in ("dialog", "limit", "budget"):
             return row["waitingFor"]

@@ -10,6 +10,7 @@ import time
 
 from roost import __version__
 from roost.keeper import wire as keeper_wire
+from roost.keeper.client import ADMITS_ONLY_ITS_DAEMON
 from roost.notify.sink_checks import check_sinks
 
 OK, PROBLEM, OFF = "ok", "problem", "off"
@@ -48,6 +49,11 @@ def check_keeper(keeper):
         os.kill(pid, 0)
     except OSError:
         return _check("keeper", PROBLEM, f"the keeper (pid {pid}) is gone")
+    if isinstance(keeper.version, int) and ADMITS_ONLY_ITS_DAEMON <= keeper.version < keeper_wire.VERSION:
+        return _check("keeper", OK, f"running (pid {pid}), an older keeper speaking wire version {keeper.version} "
+                                    f"(this daemon's: {keeper_wire.VERSION}): it serves only the daemon but cannot "
+                                    "say what its jobs' processes wait on, so the daemon reads /proc itself "
+                                    "(where it may not, a quiet plain job is shown as ?: docs/states.md)")
     if keeper.version != keeper_wire.VERSION:
         return _check("keeper", OK, f"running (pid {pid}), an older keeper speaking wire version {keeper.version} "
                                     f"(this daemon's: {keeper_wire.VERSION}) that serves any process of yours, "

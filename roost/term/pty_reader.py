@@ -112,6 +112,11 @@ class PtyReader:
             return False
         return True
 
+    def look_soon(self):
+        """The owner's next step may be due sooner than the deadline it parked with: ask it now."""
+        if not self.closed and self._greenlet is None:
+            self._unpark(False)
+
     # -- parked: watchers only ----------------------------------------------------------
 
     def _park(self, seconds):

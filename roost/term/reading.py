@@ -14,25 +14,26 @@ reading is what the screen says about the job, in the JobRow's words: {state, st
 waitingFor, summary}, and for a dialog its `question` and `choices`; and `why`, the rule
 that decided it (issue 19: `roost explain`, the timeline): {rule, pattern, line} where
 rule is the pattern that matched (`working`, `dialog`, `limit`, `waiting`), `none` (none
-did), `quiet` (a profile with no `waiting` pattern takes quiet for waiting), `changed`
-(output came since the screen was judged) or `typed` (roost submitted text: at work
-until judged again).
+did), `quiet` (none did, and a profile with no `waiting` pattern cannot say more from its
+screen), `kernel` (the kernel's word decided: roost.term.kernel_reading), `held` (the
+screen read waiting while the kernel said nothing can be reading the terminal),
+`changed` (output came since the screen was judged) or `typed` (roost submitted text:
+at work until judged again). A `why` may carry `kernel`, the evidence it was read with.
 
 roost types the task and queued replies only into a screen that reads as waiting for
 text (`ready_for_text`): never into a dialog (typing there can approve what the user
 never approved), never into a screen that matches none of its profile's patterns. A
-profile that names no `waiting` pattern takes a quiet screen for waiting: a guess, the
-best roost can do for a program it knows nothing of. A limit screen is not waiting for
+profile that names no `waiting` pattern is read from the kernel's word when its screen
+settles (issue 27: a quiet screen is not a question). A limit screen is not waiting for
 text either: what is queued waits until the agent works again (roost.jobs.limit_resume
 types the profile's `limitResume` text at the reset).
 """
 
 import logging
 import re
-import time
 
-from roost.clock import now_ms
-from roost.term import patterns, resets
+import roost.clock
+from roost.term import kernel_reading, patterns, resets
 
 log = logging.getLogger(__name__)
 
@@ -106,8 +107,8 @@ class TermProfile:
         is read as of `seen_ms` (default now) in zone `tz_name`; then `waiting`: the
         program waits for text, for its first prompt while nothing has been typed, for
         an answer after. A profile that names what waiting looks like and sees none of
-        it says so (status None) rather than guess; one that does not takes quiet for
-        waiting.
+        it says so (status None, rule `none`); one that does not cannot say (status
+        None, rule `quiet`): its reader asks the kernel (ScreenReading.judge).
         """
         text = "\n".join(lines)
         summary = last_line(lines)
@@ -126,12 +127,11 @@ class TermProfile:
                 return limit_reading(found, summary, _why("limit", found, self.limit, text, typed),
                                      seen_ms, tz_name)
         found = self.waiting.search(text) if self.waiting is not None else None
-        if self.waiting is None or found is not None:
-            why = _why("waiting", found, self.waiting, text, typed) if found else _why("quiet", typed=typed)
-            return {"state": "blocked", "status": "waiting",
-                    "waitingFor": "question" if typed else "first-prompt", "summary": summary, "why": why}
+        if found is not None:
+            return {"state": "blocked", "status": "waiting", "waitingFor": "question" if typed else "first-prompt",
+                    "summary": summary, "why": _why("waiting", found, self.waiting, text, typed)}
         return {"state": "blocked", "status": None, "waitingFor": None, "summary": summary,
-                "why": _why("none", typed=typed)}
+                "why": _why("none" if self.waiting is not None else "quiet", typed=typed)}
 
     def _dialog_reading(self, text, found, summary):
         """The dialog's question (the last match of `question`, else the `dialog`
@@ -163,7 +163,7 @@ def limit_reading(found, summary, why, seen_ms=None, tz_name=None):
     reset = (found.groupdict().get("reset") or "").strip() or None
     if reset is not None:
         why["reset"] = reset[:MAX_SUMMARY]
-    seen_ms = seen_ms if seen_ms is not None else now_ms()
+    seen_ms = seen_ms if seen_ms is not None else roost.clock.now_ms()
     return {"state": "blocked", "status": "waiting", "waitingFor": "limit",
             "resetsAt": resets.reset_at(reset, seen_ms, tz_name) if reset else None,
             "summary": why.get("line") or summary, "why": why}
@@ -180,6 +180,7 @@ def _group(match, *names):
 
 SUMMARY_EVERY = 1.0           # a working screen's row text: at most this often
 CHECK_EVERY = 0.2             # a profile's working pattern, looked for between judgements
+PROBE_WHILE_CHANGING = 1.0    # the kernel asked again while a screen it read keeps changing
 
 
 class ScreenReading:
@@ -188,32 +189,68 @@ class ScreenReading:
     as it changes, for a profile that does not say what working looks like, and for one
     that does once its pattern shows (looked for at most every CHECK_EVERY), so an agent
     that redraws itself while it waits still waits. Each method gives the new reading, or
-    None when it stays."""
+    None when it stays.
+
+    A profile with no `waiting` pattern is read from the kernel's word (`probe()`, the
+    evidence of roost.unix.terminal_waits): when its screen is judged, while its screen
+    changes under a reading that is not working (at most every PROBE_WHILE_CHANGING), and
+    again while it is quiet (kernel_reading.Rechecks); output alone changes nothing of
+    what it says, so a loop that prints and sleeps stays working. A profile with patterns
+    asks the kernel when its screen reads waiting, and a screen the kernel contradicts is
+    held (kernel_reading.held), looked at again the same way until the two agree.
+    Time is read from `clock` (its `monotonic()`: roost.clock's, or a test's ManualClock)."""
 
     __slots__ = ("profile", "current", "typed", "unjudged", "changed_at", "summary_at", "checked_at",
-                 "judge_after")
+                 "judge_after", "probe", "takes_task", "rechecks", "probe_after", "clock")
 
-    def __init__(self, profile, typed):
+    def __init__(self, profile, typed, probe=None, takes_task=False, clock=None):
+        self.clock = clock if clock is not None else roost.clock
         self.profile = profile
         self.current = working_reading()
         self.typed = typed                # text was typed: a wait after it is for an answer
         self.unjudged = True              # what it shows changed since it was last judged
-        self.changed_at = time.monotonic()
+        self.changed_at = self.clock.monotonic()
         self.summary_at = 0.0
         self.checked_at = 0.0
         self.judge_after = 0.0            # not judged before this moment (see Terminal.start)
+        self.probe = probe                # fn() -> the kernel's evidence, or None
+        self.takes_task = takes_task      # an agent that takes a first task: it may wait for it
+        self.rechecks = kernel_reading.Rechecks()
+        self.probe_after = None           # the screen changes under a kernel reading: ask again then
 
-    def settle_left(self, now):
+    @property
+    def plain(self):
+        """Its profile names no waiting pattern: the kernel says whether it waits."""
+        return self.profile.waiting is None
+
+    def judge_later(self, seconds):
+        """Its first judgement waits `seconds` (jobs.adoption: a screen taken over)."""
+        self.judge_after = self.clock.monotonic() + seconds
+
+    def settle_left(self):
         """Seconds until it may be judged; 0 when due; None when judged already."""
         if not self.unjudged:
             return None
+        now = self.clock.monotonic()
         return max(0.0, self.profile.settle - (now - self.changed_at), self.judge_after - now)
+
+    def recheck_left(self):
+        """Seconds until a quiet screen's processes are looked at again; None: not asked."""
+        return self.rechecks.left(self.clock.monotonic())
+
+    def probe_due(self):
+        """The screen changed under a reading the kernel gave, a while ago: ask again."""
+        return self.probe_after is not None and self.clock.monotonic() >= self.probe_after
 
     def changed(self, lines_of):
         """The screen shows other text now (`lines_of()` gives its lines)."""
-        now = time.monotonic()
+        now = self.clock.monotonic()
         self.unjudged = True
         self.changed_at = now
+        if self.plain and self.probe_after is None:
+            # Output is no evidence of what it waits on: the kernel is asked again, less
+            # often while it keeps saying the same (a clock that reads its terminal).
+            self.probe_after = now + max(PROBE_WHILE_CHANGING, self.rechecks.every or 0)
         reading = self.current
         if reading["state"] == "working" and reading["status"] == "busy":
             if now - self.summary_at < SUMMARY_EVERY:
@@ -227,21 +264,73 @@ class ScreenReading:
         lines = lines_of()
         text = "\n".join(lines)
         found = working.search(text) if working is not None else None
-        if working is not None and found is None:
+        if found is None and (working is not None or self.plain):
             return None
         self.summary_at = now
+        self.rechecks.stop()
         return working_reading(last_line(lines), _why("working", found, working, text) if found else None)
+
+    def keys_given(self):
+        """A person typed into it: what its processes wait on may change. True when a
+        look is now due sooner than its reader was told (Terminal: PtyReader.look_soon)."""
+        now = self.clock.monotonic()
+        if self.probe_after is not None:
+            self.probe_after = min(self.probe_after, now + PROBE_WHILE_CHANGING)
+        return self.rechecks.soon(now)
 
     def text_given(self, lines):
         """Text was typed and submitted: at work until the screen is judged again."""
         self.typed = True
         self.unjudged = True
-        self.changed_at = time.monotonic()
+        self.changed_at = self.clock.monotonic()
+        self.rechecks.stop()
         return working_reading(last_line(lines), {"rule": "typed"})
 
-    def judge(self, lines):
+    def judge(self, lines, cursor_row=None):
+        """The reading of a screen that has been quiet for the settle time."""
         self.unjudged = False
-        return self.profile.judge(lines, self.typed)
+        self.probe_after = None
+        screen = self.profile.judge(lines, self.typed)
+        if screen["why"]["rule"] == "quiet":
+            return self._from_kernel(lines, cursor_row, screen["summary"])
+        if screen["status"] != "waiting" or self.probe is None:
+            self.rechecks.stop()
+            return screen
+        evidence = self.probe()
+        if kernel_reading.cannot_be_waiting(evidence):
+            self.rechecks.seen("held", self.clock.monotonic())
+            if self.current["why"].get("rule") == "held" and self.current["why"]["screen"] == screen["why"]:
+                return None       # held already, for the same screen
+            return kernel_reading.held(self.current, screen, evidence)
+        self.rechecks.stop()
+        if evidence is not None:
+            screen["why"]["kernel"] = evidence
+        return screen
+
+    def recheck(self, lines, cursor_row=None):
+        """The screen is quiet (or changing under the kernel's reading) and its processes
+        are due another look: the reading they give now, or None when it stays."""
+        self.probe_after = None
+        if self.current["why"].get("rule") == "held" or not self.plain:
+            reading = self.judge(lines, cursor_row)
+        else:
+            reading = self._from_kernel(lines, cursor_row, last_line(lines))
+        if reading is None or _same_word(reading, self.current):
+            return None
+        return reading
+
+    def _from_kernel(self, lines, cursor_row, summary):
+        evidence = self.probe() if self.probe is not None else None
+        reading = kernel_reading.from_kernel(evidence, lines, cursor_row, summary, self.typed, self.takes_task)
+        self.rechecks.seen((reading["state"], reading["status"]), self.clock.monotonic())
+        return reading
+
+
+def _same_word(reading, current):
+    """A look again that says what the row says: nothing to tell (its evidence's pids
+    and its line may differ; the state, what it waits for and the question do not)."""
+    return all(reading.get(key) == current.get(key) for key in ("state", "status", "waitingFor", "question")) \
+        and (reading.get("why") or {}).get("rule") == (current.get("why") or {}).get("rule")
 
 
 _SHARED = {}    # jobs of one profile read their screens alike: one TermProfile for them

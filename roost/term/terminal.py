@@ -1,12 +1,11 @@
 """A job's terminal in the daemon: its pty master, screen, log, attachers and typing.
 
 Output is read by roost.term.pty_reader (no greenlet while the job is quiet) and goes,
-every byte, to the job's bounded log and to attachers as it comes; the screen gets it
-through roost.term.feed, which keeps what screen feeding may cost the loop bounded (under
-a flood the screen skips ahead). Once the screen has been quiet for the profile's settle
-time it is judged (roost.term.reading), `on_change` hears of a new reading, and the screen
-is packed small (Screen.freeze) until output comes again. Writes to the master (typed
-replies, attachers' keys, query answers) go through one writer and never block the loop.
+every byte, to the job's bounded log and to attachers; the screen gets it through
+roost.term.feed, which bounds what feeding it may cost the loop (under a flood it skips
+ahead). The quiet screen is judged (roost.term.reading, with the kernel's word), then
+packed small (Screen.freeze) until output comes. Writes to the master go through one
+writer and never block the loop: a program that stops reading stalls only its job.
 """
 
 import fcntl
@@ -41,13 +40,12 @@ class Terminal:
     # Hundreds of idle jobs each hold one: slots, and what is needed only while someone
     # types, attaches or waits is made then (writer, attachers, events).
     __slots__ = ("job_id", "fd", "job_dir", "profile", "screen", "on_change", "on_eof", "on_held", "_drafts",
-                 "verify_timeout", "write_timeout", "closed", "_log", "_intake", "_reader", "_feed",
-                 "_read", "_attachers",
-                 "_alt_exits_seen", "_repaint_due", "_changed", "_typing", "_writer_", "_eof",
+                 "verify_timeout", "write_timeout", "closed", "_log", "_intake", "_reader", "_feed", "_read",
+                 "_attachers", "_alt_exits_seen", "_repaint_due", "_changed", "_typing", "_writer_", "_eof",
                  "_at_eof", "_output_seen", "_saw_output")
 
-    def __init__(self, job_id, master_fd, job_dir, term=None, rows=40, cols=120,
-                 on_change=None, on_eof=None, log_limit=4 * 1024 * 1024, typed=False, carry=None):
+    def __init__(self, job_id, master_fd, job_dir, term=None, rows=40, cols=120, on_change=None, on_eof=None,
+                 log_limit=4 * 1024 * 1024, typed=False, carry=None, probe=None, takes_task=False, clock=None):
         self.job_id = job_id
         self.fd = master_fd
         self.job_dir = job_dir
@@ -64,7 +62,7 @@ class Terminal:
         self._intake = Intake(master_fd, self._log, carry)
         self._reader = PtyReader(self._intake, job_id, self)
         self._feed = ScreenFeed(self.screen)
-        self._read = ScreenReading(self.profile, typed)
+        self._read = ScreenReading(self.profile, typed, probe, takes_task, clock)   # clock: when to judge
         self._attachers = None
         self._alt_exits_seen = 0
         self._repaint_due = False
@@ -102,9 +100,8 @@ class Terminal:
     # -- the contract ---------------------------------------------------------------------
 
     def start(self, judge_later=0.0):
-        """Reads at once; a screen taken over after a restart starts from the log's tail,
-        fed a slice a turn. `judge_later`: its first judgement waits (jobs.adoption)."""
-        self._read.judge_after = time.monotonic() + judge_later
+        """Reads at once (after a restart from the log's tail); `judge_later`: its first judgement waits."""
+        self._read.judge_later(judge_later)
         tail = self._log.replay_tail(REPLAY_SIZE)
         if tail:
             self._feed.replay(tail)
@@ -167,6 +164,8 @@ class Terminal:
             if drafts.typed(sink, data):
                 self._held_changed()
         if data:
+            if self._read.keys_given():      # what its processes wait on may change: look soon
+                self._reader.look_soon()
             self.writer.enqueue(bytes(data))
         return True
 
@@ -256,18 +255,20 @@ class Terminal:
             self._feed_slice()
             if feed.flooding(now) and not self._attachers:
                 feed.pack()       # its next slice is STALE_SCREEN away
+        if self._read.probe_due():
+            self._judge(again=True)      # output under a reading the kernel gave: asked again
         if got_output or (feed.pending and not feed.flooding(now)):
             return MORE, None
         if feed.pending or feed.flowing(now):
             return WAIT, FLOW_GAP     # the flood goes on; its screen's next slice waits
         if feed.skipped:
             self._rebuild()
-        left = self._read.settle_left(now)
-        if left is not None:
-            if left > 0:
-                return PARK, left
-            self._judge()
-        return PARK, None
+        left = self._read.settle_left()
+        if left is not None and left > 0:
+            return PARK, left
+        if left is not None or self._read.recheck_left() == 0:
+            self._judge(again=left is None)    # judged once settled, then looked at again
+        return PARK, self._read.recheck_left()
 
     def drain_step(self):
         """After EOF: the screen takes the rest of the output, a slice a turn."""
@@ -329,19 +330,18 @@ class Terminal:
 
         in_turns(step)
 
-    def _judge(self):
-        self._set_reading(self._read.judge(self.screen.lines()))
+    def _judge(self, again=False):
+        read = self._read.recheck if again else self._read.judge     # again: ScreenReading.recheck
+        self._set_reading(read(self.screen.lines(), self.screen.cursor[0]))
         self._freeze_if_quiet()
 
     def _freeze_if_quiet(self):
-        """Quiet, judged and nobody attached: its cells are packed small until output
-        comes (Screen.freeze)."""
+        """Quiet, judged and nobody attached: its cells packed small until output comes (Screen.freeze)."""
         if not self._read.unjudged and not self._attachers and not self._feed.pending and not self.closed:
             self.screen.freeze()
 
     def _rebuild(self):
-        """The flood that made the screen skip ahead is over: what it shows is rebuilt from
-        the log's tail, so no row of a repaint it skipped stays standing."""
+        """A flood made the screen skip ahead: it is rebuilt from the log's tail (no skipped row stays)."""
         self._feed.skipped = False
         self.screen.rebuild()
         tail = self._log.replay_tail(REPLAY_SIZE)

@@ -15,6 +15,7 @@ REQUESTS = {
     "release": {"job": "*"},
     "bye": {},
     "hello": {"version": 3},
+    "probe": {"job": "*"},
 }
 
 

@@ -39,7 +39,9 @@ def state_text(row):
             return "limit"      # at its usage limit (issue 19): its summary says until when
         if row.get("waitingFor") == "budget":
             return "budget"     # parked at a budget (issue 29): `roost budget` says which
-        return "waiting" if row.get("status") == "waiting" else "blocked"
+        # Blocked on what roost cannot read (issue 27: no pattern matched, or the kernel
+        # cannot tell whether it reads its terminal): no question, said as such.
+        return "waiting" if row.get("status") == "waiting" else "?"
     return row["state"]
 
 

@@ -336,6 +336,14 @@ function rowLine(row) {
   return (row.summary || row.question || row.error || "") + spend;
 }
 
+// What a row says of itself: `?` for a live row roost cannot read (blocked, status and
+// waitingFor null: docs/states.md), which is no question and never in the inbox; a row
+// parked at a budget says so.
+function stateWord(row) {
+  if (row.state === "blocked" && row.waitingFor === "budget") return "budget";
+  return row.state === "blocked" && row.status == null && row.waitingFor == null ? "?" : (row.status || row.state);
+}
+
 function fleetRow(row) {
   const node = el("li", {class: "row state-" + row.state, "data-id": row.id});
   fillRow(node, row);
@@ -345,7 +353,7 @@ function fleetRow(row) {
 function fillRow(node, row) {
   node.replaceChildren(...[
     el("a", {href: "#job=" + encodeURIComponent(row.id), class: "name", text: row.name || row.id}),
-    el("span", {class: "muted", text: " " + (row.status || row.state) + " " + ago(row.stateSince)}),
+    el("span", {class: "muted", text: " " + stateWord(row) + " " + ago(row.stateSince)}),
     row.pinned ? el("span", {class: "pin", text: " pinned"}) : null,
     row.host ? el("span", {class: "pin", text: " " + row.host}) : null,
     el("div", {class: "line", text: rowLine(row)})].filter(Boolean));
@@ -466,7 +474,7 @@ function drawHosts() {
 function drawScreenTitle() {
   const row = state.rows.get(state.screenJob) || (state.concierge && state.concierge.id === state.screenJob ? state.concierge : null);
   $("screen-title").textContent = row ? (row.name || row.id) : state.screenJob;
-  $("screen-state").textContent = row ? (row.waitingFor || row.status || row.state) : "";
+  $("screen-state").textContent = row ? (row.waitingFor || stateWord(row)) : "";
 }
 
 function drawScreen(frame) {
