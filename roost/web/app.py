@@ -185,7 +185,7 @@ class WebApp:
         if self._push_said is None:
             try:
                 self._push_said = self.pusher.public_key()
-            except Exception as error:       # no push here (the one-file binary): the page goes without
+            except Exception as error:       # no push here (a key that cannot be made or read): the page goes without
                 log.warning("web push is off: %s", error)
                 self._push_said = ""
         return self._push_said or None
