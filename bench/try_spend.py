@@ -28,11 +28,10 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 import agent_worlds
-from real_runs import Daemon, Model, wait_quietly
+from real_runs import Daemon, Model, run_folder, wait_quietly
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -254,7 +253,7 @@ def ccusage(agent, env, files):
 def main(names):
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     chosen = [name for name in AGENTS if not names or name in names]
-    folder = tempfile.mkdtemp(prefix="try-spend-")
+    folder = run_folder("try-spend-")      # under /var/tmp: a jail's /tmp is its own
     usage_file, headers_file = os.path.join(folder, "usage.json"), os.path.join(folder, "headers.json")
     for path in (usage_file, headers_file):
         open(path, "w").close()
