@@ -149,3 +149,50 @@ def test_usage_groups_a_task_across_its_jobs_and_days():
     since = usage.group(entries, "day", "2026-12-06", table)
     assert [group["key"] for group in since["groups"]] == ["2026-12-06"]
     assert usage.since_day("2d", today="2026-12-06") == "2026-12-04"
+
+
+def _compact(line):
+    import json
+    return json.dumps(json.loads(line), separators=(",", ":"))       # as Claude Code writes its lines
+
+
+def _read_in_batches(path):
+    from roost.spend.readers import read_batch
+    ledger, follower, state, more = Ledger(), LineFollower(path), {}, True
+    while more:
+        batch, _, more = read_batch(follower, "claude-code", state)
+        batch.apply(ledger)
+    return ledger
+
+
+def test_the_daemons_reader_parses_a_runs_last_line_alone_and_counts_what_every_line_would(tmp_path):
+    from roost.spend import claude_code
+
+    # A response's text that holds both needles: escaped inside its string, never taken for structure.
+    trap = claude_line("msg_9", "req_9", output=4)
+    trap = trap.replace('"text": "x"', '"text": "\\"message\\":{\\"id\\":\\"msg_1\\" \\"requestId\\":\\"req_1\\""')
+    lines = [_compact(line) for line in (
+        claude_line("msg_1", "req_1", output=1), claude_line("msg_1", "req_1", output=7),
+        '{"type": "user", "message": {"role": "user", "content": "tool result"}}',
+        claude_line("msg_1", "req_1", output=20, block="tool_use"),
+        claude_line("msg_2", None, output=3), claude_line("msg_2", None, output=5),
+        trap, claude_line("msg_1", "req_1", output=20))]
+    path = write_lines(str(tmp_path / "s1.jsonl"), lines)
+    assert claude_code.response_of(lines[0].encode()) == b"msg_1\x1freq_1"
+    assert claude_code.response_of(lines[4].encode()) is None          # no requestId: every line parsed
+    assert claude_code.response_of(_compact(trap).encode()) == b"msg_9\x1freq_9"
+    whole, _ = totals(_read_in_batches(path))
+    assert whole == totals(read_files("claude-code", [path]))[0]
+    assert whole[1] == 20 + 5 + 4
+    # Parsed: one line of msg_1's first run, both of msg_2 (no requestId), the trap, the copy.
+    parsed = []
+    real_take = claude_code.take
+    try:
+        claude_code.take = lambda ledger, line, state=None: parsed.append(line) or real_take(ledger, line, state)
+        import roost.spend.readers as readers
+        readers.READERS["claude-code"] = (claude_code.keep, claude_code.take)
+        _read_in_batches(path)
+    finally:
+        claude_code.take = real_take
+        readers.READERS["claude-code"] = (claude_code.keep, real_take)
+    assert len(parsed) == 5

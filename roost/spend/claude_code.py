@@ -24,7 +24,28 @@ SYNTHETIC = "<synthetic>"
 
 
 def keep(line):
-    return _NEEDLE in line or b'"isApiErrorMessage"' in line
+    # From the end: Claude Code writes `usage` after a response's content, near a line's end.
+    return line.rfind(_NEEDLE) >= 0 or line.rfind(b'"isApiErrorMessage"') >= 0
+
+
+_REQUEST = b'"requestId":"'
+_MESSAGE = b'"message":{"id":"'
+
+
+def response_of(line):
+    """The bytes that name a line's response (its message id and requestId), found
+    without parsing, or None. Claude Code writes a response's lines one after another,
+    each superseding the one before (roost.spend.readers parses only the last of such a
+    run: two thirds of the parsing of a transcript). Both are found as JSON's own
+    structure: inside a string every quote is escaped, so neither needle can match text.
+    The requestId is looked for from the end, where Claude Code writes it."""
+    request = line.rfind(_REQUEST)
+    message = line.find(_MESSAGE)
+    if request < 0 or message < 0:
+        return None
+    request += len(_REQUEST)
+    message += len(_MESSAGE)
+    return line[message:line.find(b'"', message)] + b"\x1f" + line[request:line.find(b'"', request)]
 
 
 def take(ledger, line, file_state=None):

@@ -34,16 +34,37 @@ def reader_of(job):
     return None
 
 
+# A reader whose agent writes a response as a run of lines, each superseding the one
+# before: the bytes that name a line's response, so that only a run's last line is parsed.
+RUNS = {"claude-code": claude_code.response_of}
+
+
 def read_batch(follower, kind, file_state):
     """What the next stretch of one file counts, as a Batch, and the
     readings of the plan's windows it carries."""
     keep, take = READERS[kind]
+    run_of = RUNS.get(kind)
     batch, readings = Batch(), []
+    pending = []              # [its response, a line] that the run's next line may supersede
 
     def counted(line):
         reading = take(batch, line, file_state)
         if reading is not None:
             readings.append(reading)
 
-    read = follower.read(counted, keep, BATCH_BYTES)
+    def in_runs(line):
+        # The same figures as counting every line (the last line of a response wins), with
+        # a run's earlier lines not parsed; a response's day is then its last line's.
+        response = run_of(line)
+        if pending and (response is None or response != pending[0]):
+            counted(pending[1])
+            pending.clear()
+        if response is None:
+            counted(line)
+        else:
+            pending[:] = (response, line)
+
+    read = follower.read(counted if run_of is None else in_runs, keep, BATCH_BYTES)
+    if pending:
+        counted(pending[1])
     return batch, readings, read >= BATCH_BYTES
