@@ -391,9 +391,14 @@ def test_probe_says_what_a_jobs_processes_wait_on(keeper):
     assert reads["terminal"].startswith("/dev/pts/") and reads["foreground"] == answer["pid"]
     os.write(fds[0], b"ada\r")
     read_until(fds[0], b"hi ada")
-    busy = wait_for(lambda: (lambda found: found if found["verdict"] == "busy" else None)(
-        keeper.call("probe", job="asks")[0]["evidence"]), what="the sleep seen")
-    assert {entry["name"]: entry["does"] for entry in busy["seen"]} == {"sleep": "sleeps", "sh": "waits-child"}
+    # Between the echo and the sleep's exec the shell is seen forking (busy too, its child
+    # not there yet): the probe is asked until the sleep and the shell's wait for it are
+    # both there (a timeout fails the test).
+    settled = {"sleep": "sleeps", "sh": "waits-child"}
+    busy = wait_for(lambda: (lambda found: found if found["verdict"] == "busy" and {
+        entry["name"]: entry["does"] for entry in found["seen"]} == settled else None)(
+        keeper.call("probe", job="asks")[0]["evidence"]), what="the sleep seen, the shell waiting for it")
+    assert len(busy["seen"]) == 2
     os.close(fds[0])
     # A job it does not run has no evidence; nor does one that ended.
     assert keeper.call("probe", job="nobody")[0] == {"id": keeper.next_id, "ok": True, "evidence": None}
