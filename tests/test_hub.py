@@ -41,9 +41,11 @@ def test_the_groups_as_a_person_thinks(daemon, tmux):
     wait_state(daemon, done, "done")
     wait_state(daemon, failed, "failed")
     start_hub(tmux)
+    # The groups' titles and their rows (a capture may come between the two in one redraw).
     screen = tmux.wait_screen(lambda text: all(title in text for title in
-                                               ("NEEDS YOU (1)", "WORKING (1)", "FINISHED (1)", "FAILED (1)")),
-                              what="the four groups")
+                                               ("NEEDS YOU (1)", "WORKING (1)", "FINISHED (1)", "FAILED (1)",
+                                                "Choose [1-3]:", "tick ", "exited with status 3")),
+                              what="the four groups and their rows")
     lines = screen.splitlines()
     order = [next(i for i, line in enumerate(lines) if title in line)
              for title in ("NEEDS YOU", "WORKING", "FINISHED", "FAILED")]
