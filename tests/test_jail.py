@@ -190,7 +190,9 @@ def test_a_jailed_programs_exit_status_is_its_own(daemon):
 def test_a_stop_reaches_the_jailed_program_and_leaves_nothing(daemon, tmp_path):
     script = "trap 'echo got TERM > stopped.txt; exit 0' TERM; sleep 300 & wait"
     job_id = dispatch(daemon, ["sh", "-c", script], cwd=str(tmp_path))
-    wait_for(lambda: len(job_processes(job_id)) >= 4, what="the job's processes")
+    # The sleep is there once the trap is set (the script sets it first): the outer shell,
+    # bwrap, its pid 1, the script and its sleep.
+    wait_for(lambda: len(job_processes(job_id)) >= 5, what="the job's processes, its sleep among them")
     left = job_processes(job_id)
     daemon.call("stop", id=job_id)
     assert row(daemon, job_id)["state"] == "stopped"
