@@ -175,7 +175,9 @@ def test_needs_you_is_ranked_by_what_answering_unblocks(daemon, tmux):
         client.call("speak_for", {"id": holder, "token": job_token(daemon.home, holder)})
         client.call("task", {"action": "claim", "id": 1})
     start_hub(tmux)
-    screen = tmux.wait_text("NEEDS YOU (2)")
+    screen = tmux.wait_screen(lambda text: all(part in text for part in ("NEEDS YOU (2)", "1 task wait on #1",
+                                                                         "asked-first")),
+                              what="the group and both its rows")
     lines = screen.splitlines()
     top = lines.index(next(line for line in lines if "NEEDS YOU" in line))
     assert "holds-a-task" in lines[top + 1] and "1 task wait on #1" in lines[top + 1]
