@@ -24,6 +24,7 @@ sys.path.insert(0, HERE)
 
 from benchkit import percentile, wait  # noqa: E402
 from jobs import Daemon, rss_kib  # noqa: E402
+from real_runs import job_processes  # noqa: E402
 
 ROUNDS = 3
 STARTS = 20
@@ -88,20 +89,6 @@ def pss_kib(pid):
     except OSError:
         pass
     return 0
-
-
-def job_processes(job_id):
-    marker = f"\0ROOST_JOB_ID={job_id}\0".encode()
-    found = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/environ", "rb") as handle:
-                    if marker in b"\0" + handle.read():
-                        found.append(int(name))
-            except OSError:
-                pass
-    return found
 
 
 def idle(daemon):

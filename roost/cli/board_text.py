@@ -1,6 +1,8 @@
 """The task board as `roost task` prints it: the table, one task, a workspace's note, the
 review diff. Plain text for a person; `--json` prints the op's result instead."""
 
+from roost import rows
+
 TITLE_WIDTH = 60
 
 
@@ -28,9 +30,7 @@ def table(tasks):
 
 def spend_text(spend):
     """What a task's jobs spent (issue 29): list-price USD, or the tokens when a model has no price."""
-    from roost.cli.commands.list import spend_text as shown
-
-    return f"spent {shown(spend)} in {len(spend.get('jobs') or ())} job{'' if len(spend.get('jobs') or ()) == 1 else 's'}"
+    return f"spent {rows.spend_text(spend)} in {len(spend.get('jobs') or ())} job{'' if len(spend.get('jobs') or ()) == 1 else 's'}"
 
 
 def overlap(entry):

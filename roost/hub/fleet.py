@@ -10,7 +10,7 @@ start-up), then by how long it has waited; each ranked row carries its reason.
 import collections
 import time
 
-from roost.rows import order_key
+from roost.rows import order_key, usd_text
 
 FEED_KEEP = 200
 GROUPS = ("needs", "working", "finished", "failed")
@@ -260,7 +260,7 @@ class Fleet:
         if not tokens:
             return None
         if usd is not None:
-            return f"today ${usd:,.2f}" if usd >= 0.995 else f"today ${usd:.4f}"
+            return f"today {usd_text(usd)}"
         return f"today {tokens:,} tokens (no price: {', '.join(sorted(unpriced))})"
 
     def concierge_line(self):

@@ -8,6 +8,7 @@ import time
 from roost.client.terminal import printable
 from roost.clock import now_ms
 from roost.hub.fleet import TITLES
+from roost.rows import spend_text
 
 KEYS = [("↑↓ jk", "move"), ("enter", "attach"), ("r", "reply"), ("p", "peek"), ("T", "timeline"), ("s", "stop"),
         ("x", "rm"), ("R", "respawn"), ("n", "rename"), ("P", "pin"), ("/", "filter"),
@@ -74,21 +75,6 @@ def row_text(row, group, reason):
 def unknown(row):
     """A live row roost cannot read (issue 27): shown as `?`, never as a question."""
     return row.get("state") == "blocked" and row.get("status") is None and row.get("waitingFor") is None
-
-
-def spend_cell(spend):
-    """A row's spend (issue 29): its list-price USD, its tokens where a model has no
-    price, `—` where roost cannot read it."""
-    if not spend:
-        return "—"
-    if spend.get("usd") is not None:
-        return f"${spend['usd']:.2f}" if spend["usd"] >= 0.995 else f"${spend['usd']:.3f}"
-    tokens = spend.get("tokens") or {}
-    whole = (tokens.get("input") or 0) + (tokens.get("output") or 0)
-    for size, unit in ((1_000_000, "M"), (1_000, "k")):
-        if whole >= size:
-            return f"{whole / size:.3g}{unit}t"
-    return f"{whole}t"
 
 
 def extra_lines(fleet):
@@ -211,7 +197,7 @@ class Painter:
         when = age(since_of(row, group), now)
         text = printable(row_text(row, group, reason), 500)
         glyph = "?" if unknown(row) else self.glyphs[group]
-        spent = spend_cell(row.get("spend"))
+        spent = spend_text(row.get("spend"), small_digits=3, tokens_unit="t")      # its 8 columns
         line = f"{cursor}{pin}{glyph} {name:<18} {when:>4} {spent:>8}  {text}"
         attr = curses.A_REVERSE if chosen else curses.A_NORMAL
         if chosen:

@@ -70,16 +70,22 @@ def local_day(stamp):
     minute = stamp[:16] + (stamp[-6:] if stamp[-6] in "+-" else "Z")
     day = _days.get(minute)
     if day is None:
-        try:
-            when = datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-        except ValueError:
+        when = iso_time(stamp)
+        if when is None:
             return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=datetime.timezone.utc)
         if len(_days) > _DAYS_KEPT:
             _days.clear()
         day = _days[minute] = time.strftime("%Y-%m-%d", time.localtime(when.timestamp()))
     return day
+
+
+def iso_time(stamp):
+    """An ISO 8601 time as the agents write it (`Z` or an offset; none: UTC), or None."""
+    try:
+        when = datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=datetime.timezone.utc)
 
 
 def day_of_ms(ms):

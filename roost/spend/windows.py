@@ -15,11 +15,11 @@ The newest reading of a provider's window wins; they are kept in
 restart. A reading says how old it is (`at`).
 """
 
-import datetime
 import logging
 import os
 
 from roost import store
+from roost.spend import tokens
 
 log = logging.getLogger(__name__)
 
@@ -40,13 +40,8 @@ def _ms(value):
     if isinstance(value, (int, float)) and value > 0:
         return int(value * 1000) if value < 10_000_000_000 else int(value)
     if isinstance(value, str):
-        try:
-            when = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=datetime.timezone.utc)
-        return int(when.timestamp() * 1000)
+        when = tokens.iso_time(value)
+        return None if when is None else int(when.timestamp() * 1000)
     return None
 
 

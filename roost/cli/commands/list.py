@@ -19,6 +19,7 @@ import os
 import time
 
 from roost.client.connection import Lost, Refused, Unreachable
+from roost.rows import spend_text
 
 
 def age(since_ms, now):
@@ -43,22 +44,6 @@ def state_text(row):
         # cannot tell whether it reads its terminal): no question, said as such.
         return "waiting" if row.get("status") == "waiting" else "?"
     return row["state"]
-
-
-def spend_text(spend):
-    """A row's spend in a cell: its list-price USD; its tokens when a model it used has
-    no price; `—` when roost cannot read it (or it has spent nothing yet)."""
-    if not spend:
-        return "—"
-    if spend.get("usd") is not None:
-        usd = spend["usd"]
-        return f"${usd:,.2f}" if usd >= 0.995 else f"${usd:.4f}"
-    tokens = spend.get("tokens") or {}
-    whole = (tokens.get("input") or 0) + (tokens.get("output") or 0)
-    for size, unit in ((1_000_000, "M"), (1_000, "k")):
-        if whole >= size:
-            return f"{whole / size:.3g}{unit} tok"
-    return f"{whole} tok"
 
 
 def table(rows, now):

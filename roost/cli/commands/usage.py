@@ -23,6 +23,7 @@ import time
 from roost import clock
 from roost.cli.context import ExitStatus
 from roost.client.connection import Lost, Unreachable, connect
+from roost.rows import usd_text
 
 
 def main(opts, ctx):
@@ -75,7 +76,7 @@ def amount(value):
 
 
 def dollars(usd):
-    return "—" if usd is None else f"${usd:,.2f}" if usd >= 0.995 or usd == 0 else f"${usd:.4f}"
+    return "—" if usd is None else "$0.00" if usd == 0 else usd_text(usd)
 
 
 def table(result, by):
